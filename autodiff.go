@@ -1,0 +1,130 @@
+package ember
+
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/autodiff"
+)
+
+// ToDevice moves x to dev. On the same hardware it only switches autodiff:
+// to a non-autodiff device it returns the untracked value; to an autodiff
+// device it returns an untracked tensor (gradients do not flow across
+// devices). Otherwise the data is copied through the host. It panics with
+// an *Error wrapping the device's initialization error when dev cannot run.
+func (x *Tensor) ToDevice(dev Device) *Tensor {
+	y, err := x.TryToDevice(dev)
+	if err != nil {
+		panic(&Error{Op: "to_device", Operands: []string{describe("x", x), "target " + dev.String()}, Msg: "cannot move the tensor", Err: err})
+	}
+	return y
+}
+
+// TryToDevice is ToDevice returning an error instead of panicking: the
+// target's *DeviceError when it cannot run, or an *ExecutionError when the
+// source cannot be read.
+func (x *Tensor) TryToDevice(dev Device) (*Tensor, error) {
+	if err := dev.Init(); err != nil {
+		return nil, err
+	}
+	if x.dev.Equal(dev) {
+		if x.dev.autodiff == dev.autodiff && x.dev.checkpointing == dev.checkpointing {
+			return x, nil
+		}
+		inner := x.t
+		if x.dev.autodiff {
+			inner = x.dev.ad().Primal(x.t)
+		}
+		if dev.autodiff {
+			return wrap(dev, dev.ad().Wrap(inner)), nil
+		}
+		return wrap(dev, inner), nil
+	}
+	d, err := x.ToData()
+	if err != nil {
+		return nil, err
+	}
+	inner := dev.Inner()
+	y := wrap(inner, inner.backend().FromData(d))
+	if dev.autodiff {
+		return wrap(dev, dev.ad().Wrap(y.t)), nil
+	}
+	return y, nil
+}
+
+// Inner returns x's value without autodiff tracking, on the non-autodiff
+// device (x itself when not on an autodiff device).
+func (x *Tensor) Inner() *Tensor { return x.ToDevice(x.dev.Inner()) }
+
+// RequireGrad returns x marked as a leaf whose gradient Backward computes.
+// x must be a float tensor on an autodiff device; otherwise it panics with
+// an *Error.
+func (x *Tensor) RequireGrad() *Tensor {
+	if !x.dev.autodiff {
+		fail("require_grad", []string{describe("x", x)}, "needs an autodiff device (Device.Autodiff)")
+	}
+	if !x.DType().IsFloat() {
+		fail("require_grad", []string{describe("x", x)}, "only float tensors can require gradients")
+	}
+	return wrap(x.dev, x.dev.ad().RequireGrad(x.t))
+}
+
+// IsTracked reports whether x is part of an autodiff graph (a leaf that
+// requires gradients or the result of ops on one).
+func (x *Tensor) IsTracked() bool {
+	return x.dev.autodiff && x.dev.ad().IsTracked(x.t)
+}
+
+// Detach returns x without its autodiff history, on the same device.
+func (x *Tensor) Detach() *Tensor {
+	if !x.dev.autodiff {
+		return x
+	}
+	return wrap(x.dev, x.dev.ad().Detach(x.t))
+}
+
+// Gradients holds the gradients computed by Backward.
+type Gradients struct {
+	g   *autodiff.Gradients
+	dev Device
+}
+
+// Backward computes the gradients of x (seeded with ones, so a scalar loss
+// gives d loss / d leaf) with respect to every tracked tensor it depends
+// on. It panics with an *Error when x is not tracked.
+func (x *Tensor) Backward() *Gradients {
+	if !x.IsTracked() {
+		fail("backward", []string{describe("x", x)}, "the tensor is not tracked (create inputs on an autodiff device and call RequireGrad)")
+	}
+	return &Gradients{g: x.dev.ad().Backward(x.t), dev: x.dev}
+}
+
+// Of returns the gradient of t (same shape and dtype) as an untracked tensor
+// on the inner (non-autodiff) device, or nil when t received no gradient.
+func (g *Gradients) Of(t *Tensor) *Tensor {
+	if t == nil || !t.dev.autodiff {
+		return nil
+	}
+	gt, ok := g.g.Get(t.t)
+	if !ok {
+		return nil
+	}
+	return wrap(t.dev.Inner(), gt)
+}
+
+// Remove returns the gradient of t like Of and forgets it.
+func (g *Gradients) Remove(t *Tensor) *Tensor {
+	if t == nil || !t.dev.autodiff {
+		return nil
+	}
+	gt, ok := g.g.Remove(t.t)
+	if !ok {
+		return nil
+	}
+	return wrap(t.dev.Inner(), gt)
+}
+
+// NoGrad runs f with gradient recording switched off on every autodiff
+// device: ops inside produce untracked tensors. The switch is process-wide,
+// not per goroutine.
+func NoGrad(f func()) { autodiff.NoGrad(f) }
+
+var _ backend.Backend = (*autodiff.Backend)(nil)

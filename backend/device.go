@@ -1,0 +1,92 @@
+package backend
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// DeviceID identifies one device of one backend. Type is the backend's
+// registered name ("flex", "cpu", "cuda", "vulkan", "remote+ws", ...); Index
+// is the device's index within that backend (0 for single-device backends);
+// Kind is the adapter kind for graphics-API backends ("discrete",
+// "integrated", "virtual", "cpu", "default", "existing"), empty otherwise;
+// Addr is the server address for remote devices, empty otherwise.
+type DeviceID struct {
+	Type  string
+	Index int
+	Kind  string
+	Addr  string
+}
+
+// String prints the parseable device name: "flex", "cpu", "cuda:1",
+// "vulkan:discrete:0", "remote+ws://host:3000/0".
+func (id DeviceID) String() string {
+	switch {
+	case id.Addr != "":
+		return fmt.Sprintf("%s://%s/%d", id.Type, id.Addr, id.Index)
+	case id.Kind != "":
+		return fmt.Sprintf("%s:%s:%d", id.Type, id.Kind, id.Index)
+	case id.Type == "cpu" || id.Type == "flex" || id.Type == "ndarray" || id.Type == "libtorch":
+		if id.Index == 0 {
+			return id.Type
+		}
+	}
+	return fmt.Sprintf("%s:%d", id.Type, id.Index)
+}
+
+// Driver creates backends of one type, as database/sql's drivers create
+// connections. A backend package registers its driver in an init function;
+// a third party can register its own under a new name.
+type Driver interface {
+	// Open initializes the device (loads libraries, creates contexts,
+	// connects) and returns its backend, or an error that says why the
+	// device cannot run. The root package calls Open at most once per
+	// DeviceID and caches the result, including a failure.
+	Open(id DeviceID) (Backend, error)
+	// Devices lists the devices of this type present on this machine
+	// (nil when none, or when the backend's library is missing).
+	Devices() []DeviceID
+	// Priority orders backends for DefaultDevice: the highest present
+	// backend wins (cuda 50, rocm 40, vulkan 30, cpu 20, flex 10).
+	Priority() int
+}
+
+var (
+	driversMu sync.RWMutex
+	drivers   = map[string]Driver{}
+)
+
+// Register makes a driver available under name. It panics if name is
+// already registered or d is nil, as database/sql.Register does.
+func Register(name string, d Driver) {
+	driversMu.Lock()
+	defer driversMu.Unlock()
+	if d == nil {
+		panic("ember/backend: Register driver is nil")
+	}
+	if _, dup := drivers[name]; dup {
+		panic("ember/backend: Register called twice for driver " + name)
+	}
+	drivers[name] = d
+}
+
+// Lookup returns the driver registered under name.
+func Lookup(name string) (Driver, bool) {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	d, ok := drivers[name]
+	return d, ok
+}
+
+// Drivers returns the sorted names of the registered drivers.
+func Drivers() []string {
+	driversMu.RLock()
+	defer driversMu.RUnlock()
+	names := make([]string, 0, len(drivers))
+	for n := range drivers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

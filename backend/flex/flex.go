@@ -1,0 +1,51 @@
+package flex
+
+import (
+	"math/rand/v2"
+	"sync"
+
+	"github.com/emberml/ember/backend"
+)
+
+// DefaultSeed seeds a backend's generator until its first Seed call, so a
+// fresh backend's random ops are reproducible from run to run.
+const DefaultSeed uint64 = 0x5eed
+
+// Backend is the flex backend for one device. It is safe for concurrent
+// use: ops share no mutable state apart from the random generator, which a
+// mutex guards.
+type Backend struct {
+	id  backend.DeviceID
+	mu  sync.Mutex // guards rng
+	rng *rand.Rand
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns a flex backend identified by id (usually
+// backend.DeviceID{Type: "flex"}), its generator seeded with DefaultSeed.
+func New(id backend.DeviceID) *Backend {
+	be := &Backend{id: id}
+	be.Seed(DefaultSeed)
+	return be
+}
+
+// ID identifies the device this backend runs on.
+func (be *Backend) ID() backend.DeviceID { return be.id }
+
+// Sync returns nil: flex runs every op eagerly.
+func (be *Backend) Sync() error { return nil }
+
+// Flush does nothing: flex queues no work.
+func (be *Backend) Flush() {}
+
+// Seed re-seeds the generator (a PCG from math/rand/v2): after Seed(s) the
+// same sequence of Random calls yields the same values.
+func (be *Backend) Seed(seed uint64) {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	be.rng = rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+}
+
+// SupportsDType reports true for every valid dtype.
+func (be *Backend) SupportsDType(dt backend.DType) bool { return dt.Valid() }

@@ -1,0 +1,174 @@
+package flex
+
+import "github.com/emberml/ember/backend"
+
+// Matmul multiplies the last two axes, [..., m, k] x [..., k, n] ->
+// [..., m, n], broadcasting the leading batch axes (PyTorch's matmul for
+// operands of rank >= 2). F32 and F64 run the blocked GEMM directly on
+// row- or column-major views (other layouts are copied first); F16, BF16
+// and Flex32 compute in float32 (F16/BF16 rounded once at the end);
+// integers use a plain loop in their own type (wrapping); Bool is the
+// or-of-ands.
+func (be *Backend) Matmul(a, b backend.Tensor) backend.Tensor {
+	x, y := asTensor(a), asTensor(b)
+	dt := x.dtype
+	switch {
+	case isHalf(dt):
+		out := matmul(toF32(x), toF32(y))
+		return fromCompute(dt, out.shape, out.data)
+	case dt == backend.Bool:
+		out := matmul(be.Cast(x, backend.I64).(*Tensor), be.Cast(y, backend.I64).(*Tensor))
+		return be.Cast(out, backend.Bool)
+	}
+	return matmul(x, y)
+}
+
+// toF32 widens an F16/BF16 tensor to a contiguous float32 one.
+func toF32(t *Tensor) *Tensor {
+	return newTensor(backend.F32, t.shape, decodeHalf(t.dtype, t.dense().(ivec[uint16])))
+}
+
+// matLayout describes the matrix (last two axes) of t for GEMM: trans is
+// false for row-major rows with leading dimension ld, true for column-major
+// (the transpose is row-major with ld). ok is false when neither fits.
+func matLayout(t *Tensor) (trans bool, ld int, ok bool) {
+	r := len(t.shape)
+	rows, cols := t.shape[r-2], t.shape[r-1]
+	sr, sc := t.strides[r-2], t.strides[r-1]
+	// row-major: unit column stride, row stride >= cols
+	rr, rc := sr, sc
+	if rows == 1 {
+		rr = max(cols, 1)
+	}
+	if cols == 1 {
+		rc = 1
+	}
+	if rc == 1 && rr >= max(cols, 1) {
+		return false, rr, true
+	}
+	// column-major: unit row stride, column stride >= rows
+	cr, cc := sr, sc
+	if cols == 1 {
+		cc = max(rows, 1)
+	}
+	if rows == 1 {
+		cr = 1
+	}
+	if cr == 1 && cc >= max(rows, 1) {
+		return true, cc, true
+	}
+	return false, 0, false
+}
+
+// matDesc is a batched product's geometry: per batch the operands' and
+// output's storage offsets, plus the matrix strides or GEMM layouts.
+type matDesc struct {
+	m, n, k  int
+	xs, ys   [2]int // row and column strides of the operands' matrices
+	ta, tb   bool   // GEMM layouts (float storage only)
+	lda, ldb int
+	offs     [][3]int // x, y and out offsets of each batch
+}
+
+// matmul runs a product on tensors of equal dtype whose storage is
+// fvec[float32], fvec[float64] or an integer ivec.
+func matmul(x, y *Tensor) *Tensor {
+	var d matDesc
+	if _, isFloat := x.data.(interface{ gemmStorage() }); isFloat {
+		var ok bool
+		if d.ta, d.lda, ok = matLayout(x); !ok {
+			x = x.contiguous()
+			d.ta, d.lda, _ = matLayout(x)
+		}
+		if d.tb, d.ldb, ok = matLayout(y); !ok {
+			y = y.contiguous()
+			d.tb, d.ldb, _ = matLayout(y)
+		}
+	}
+	ra, rb := len(x.shape), len(y.shape)
+	d.m, d.k, d.n = x.shape[ra-2], x.shape[ra-1], y.shape[rb-1]
+	d.xs = [2]int{x.strides[ra-2], x.strides[ra-1]}
+	d.ys = [2]int{y.strides[rb-2], y.strides[rb-1]}
+	batch := broadcastShapes(x.shape[:ra-2], y.shape[:rb-2])
+	shape := append(append([]int{}, batch...), d.m, d.n)
+	nb := numel(batch)
+	out := x.data.alloc(nb * d.m * d.n)
+	if nb == 0 || d.m == 0 || d.n == 0 || d.k == 0 {
+		return newTensor(x.dtype, shape, out)
+	}
+	xb := broadcastStrides(x.shape[:ra-2], x.strides[:ra-2], batch)
+	yb := broadcastStrides(y.shape[:rb-2], y.strides[:rb-2], batch)
+	d.offs = make([][3]int, nb)
+	mn := d.m * d.n
+	it := newIter(batch, []int{0, x.offset, y.offset}, rowMajor(batch), xb, yb)
+	sb, sx, sy := it.step(0), it.step(1), it.step(2)
+	it.rows(func(o []int, n int) {
+		bi, xo, yo := o[0], o[1], o[2]
+		for j := 0; j < n; j++ {
+			d.offs[bi] = [3]int{xo, yo, bi * mn}
+			bi += sb
+			xo += sx
+			yo += sy
+		}
+	})
+	out.(matmuler).matmulInto(x.data, y.data, &d)
+	return newTensor(x.dtype, shape, out)
+}
+
+// matmuler is storage that computes batched products into itself.
+type matmuler interface {
+	matmulInto(x, y storage, d *matDesc)
+}
+
+func (s fvec[T]) gemmStorage() {}
+
+// matmulInto runs one GEMM per batch; many small batches run in parallel.
+func (s fvec[T]) matmulInto(xs, ys storage, d *matDesc) {
+	x, y := xs.(fvec[T]), ys.(fvec[T])
+	mn := d.m * d.n
+	one := func(o [3]int) {
+		switch c := any([]T(s)).(type) {
+		case []float32:
+			gemmF32(d.ta, d.tb, d.m, d.n, d.k, any([]T(x[o[0]:])).([]float32), d.lda, any([]T(y[o[1]:])).([]float32), d.ldb, c[o[2]:o[2]+mn], d.n, false)
+		case []float64:
+			gemmF64(d.ta, d.tb, d.m, d.n, d.k, any([]T(x[o[0]:])).([]float64), d.lda, any([]T(y[o[1]:])).([]float64), d.ldb, c[o[2]:o[2]+mn], d.n, false)
+		}
+	}
+	batchParallel(d, one)
+}
+
+// matmulInto runs the plain triple loop per batch (wrapping arithmetic).
+func (s ivec[T]) matmulInto(xs, ys storage, d *matDesc) {
+	x, y := xs.(ivec[T]), ys.(ivec[T])
+	batchParallel(d, func(o [3]int) {
+		c := s[o[2] : o[2]+d.m*d.n]
+		for i := 0; i < d.m; i++ {
+			row := c[i*d.n : (i+1)*d.n]
+			for p := 0; p < d.k; p++ {
+				av := x[o[0]+i*d.xs[0]+p*d.xs[1]]
+				if av == 0 {
+					continue
+				}
+				yi := o[1] + p*d.ys[0]
+				for j := range row {
+					row[j] += av * y[yi+j*d.ys[1]]
+				}
+			}
+		}
+	})
+}
+
+// batchParallel calls one for every batch, spreading batches over
+// goroutines when each product is too small to be split by itself.
+func batchParallel(d *matDesc, one func(o [3]int)) {
+	nb := len(d.offs)
+	w := 1
+	if work := d.m * d.n * d.k; work < gemmParallelMin {
+		w = min(nb, workers(nb*work))
+	}
+	parallelChunks(nb, w, func(lo, hi int) {
+		for _, o := range d.offs[lo:hi] {
+			one(o)
+		}
+	})
+}

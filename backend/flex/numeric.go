@@ -1,0 +1,119 @@
+package flex
+
+import "github.com/emberml/ember/backend"
+
+// numeric is storage that can do arithmetic: fvec, ivec and bvec. F16 and
+// BF16 never reach these methods as bits; they are widened to fvec[float32]
+// first.
+type numeric interface {
+	storage
+	// castTo converts dense storage to dt (see Backend.Cast).
+	castTo(dt backend.DType) storage
+	// unary applies op to the strided view, returning dense storage of the
+	// same element type.
+	unary(op backend.UnaryOp, shape, strides []int, off int) storage
+	// binary applies op to the receiver's and b's strided views (same
+	// element type), both already broadcast to shape; comparisons return
+	// bvec.
+	binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage
+	// reduce reduces dense [outer, r, inner] data along r, giving dense
+	// [outer, inner] data (ivec[int64] for ArgMax and ArgMin).
+	reduce(op backend.ReduceOp, outer, r, inner int) storage
+	// scatterAdd adds src[i] to element pos[i] of the receiver, in place.
+	scatterAdd(pos []int, src storage)
+}
+
+// unaryLoop maps f over a strided view into dense storage.
+func unaryLoop[T, O any](a []T, shape, st []int, off int, f func(T) O) []O {
+	out := make([]O, numel(shape))
+	it := newIter(shape, []int{0, off}, rowMajor(shape), st)
+	sa := it.step(1)
+	it.rows(func(o []int, n int) {
+		dst, ia := out[o[0]:o[0]+n], o[1]
+		if sa == 1 {
+			for j, v := range a[ia : ia+n] {
+				dst[j] = f(v)
+			}
+			return
+		}
+		for j := range dst {
+			dst[j] = f(a[ia])
+			ia += sa
+		}
+	})
+	return out
+}
+
+// binaryLoop maps f over two strided views broadcast to shape into dense
+// storage. fast, when not nil, handles rows where both inputs are
+// contiguous.
+func binaryLoop[T, O any](a, b []T, shape, as []int, ao int, bs []int, bo int, f func(T, T) O, fast func(o []O, a, b []T)) []O {
+	out := make([]O, numel(shape))
+	it := newIter(shape, []int{0, ao, bo}, rowMajor(shape), as, bs)
+	sa, sb := it.step(1), it.step(2)
+	it.rows(func(off []int, n int) {
+		dst, ia, ib := out[off[0]:off[0]+n], off[1], off[2]
+		if sa == 1 && sb == 1 && fast != nil {
+			fast(dst, a[ia:ia+n], b[ib:ib+n])
+			return
+		}
+		for j := range dst {
+			dst[j] = f(a[ia], b[ib])
+			ia += sa
+			ib += sb
+		}
+	})
+	return out
+}
+
+func (s fvec[T]) unary(op backend.UnaryOp, shape, st []int, off int) storage {
+	return fvec[T](unaryLoop(s, shape, st, off, floatUnary[T](op)))
+}
+
+func (s ivec[T]) unary(op backend.UnaryOp, shape, st []int, off int) storage {
+	return ivec[T](unaryLoop(s, shape, st, off, intUnary[T](op)))
+}
+
+func (s bvec) unary(op backend.UnaryOp, shape, st []int, off int) storage {
+	return bvec(unaryLoop(s, shape, st, off, boolUnary(op)))
+}
+
+func (s fvec[T]) binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage {
+	if op.IsComparison() {
+		return bvec(binaryLoop(s, b.(fvec[T]), shape, as, ao, bs, bo, compare[T](op), nil))
+	}
+	return fvec[T](binaryLoop(s, b.(fvec[T]), shape, as, ao, bs, bo, floatBinary[T](op), fastBinary[T](op)))
+}
+
+func (s ivec[T]) binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage {
+	if op.IsComparison() {
+		return bvec(binaryLoop(s, b.(ivec[T]), shape, as, ao, bs, bo, compare[T](op), nil))
+	}
+	var fast func(o, a, b []T)
+	if op == backend.OpAdd || op == backend.OpSub || op == backend.OpMul {
+		fast = fastBinary[T](op)
+	}
+	return ivec[T](binaryLoop(s, b.(ivec[T]), shape, as, ao, bs, bo, intBinary[T](op), fast))
+}
+
+func (s bvec) binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage {
+	return bvec(binaryLoop(s, b.(bvec), shape, as, ao, bs, bo, boolBinary(op), nil))
+}
+
+func (s fvec[T]) scatterAdd(pos []int, src storage) {
+	for i, v := range src.(fvec[T]) {
+		s[pos[i]] += v
+	}
+}
+
+func (s ivec[T]) scatterAdd(pos []int, src storage) {
+	for i, v := range src.(ivec[T]) {
+		s[pos[i]] += v
+	}
+}
+
+func (s bvec) scatterAdd(pos []int, src storage) {
+	for i, v := range src.(bvec) {
+		s[pos[i]] = s[pos[i]] || v
+	}
+}

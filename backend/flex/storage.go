@@ -1,0 +1,123 @@
+package flex
+
+// storage is a tensor's typed element buffer. The implementations are
+// fvec[T] (float64, float32), ivec[T] (integers, and the raw bits of F16
+// and BF16) and bvec (Bool). The methods here move elements without looking
+// at them, so every dtype shares them; arithmetic lives in numeric.
+type storage interface {
+	// length is the number of elements.
+	length() int
+	// alloc makes a zeroed storage of the same element type.
+	alloc(n int) storage
+	// sub returns elements [lo, hi) without copying.
+	sub(lo, hi int) storage
+	// copyFrom copies the strided view (shape, srcStrides, srcOff) of src,
+	// which has the receiver's element type, into the receiver's strided
+	// view (shape, dstStrides, dstOff).
+	copyFrom(src storage, shape, dstStrides []int, dstOff int, srcStrides []int, srcOff int)
+	// take returns out with out[i] = s[idx[i]].
+	take(idx []int) storage
+	// where returns the contiguous broadcast of cond ? s : b over shape;
+	// strides and offsets are in the order cond, s, b.
+	where(cond bvec, b storage, shape []int, strides [3][]int, offs [3]int) storage
+}
+
+// float is the constraint of float storage.
+type float interface{ ~float32 | ~float64 }
+
+// integer is the constraint of integer storage.
+type integer interface {
+	~int64 | ~int32 | ~int16 | ~int8 | ~uint64 | ~uint32 | ~uint16 | ~uint8
+}
+
+// number is float or integer.
+type number interface{ float | integer }
+
+type (
+	fvec[T float]   []T
+	ivec[T integer] []T
+	bvec            []bool
+)
+
+func (s fvec[T]) length() int            { return len(s) }
+func (s fvec[T]) alloc(n int) storage    { return make(fvec[T], n) }
+func (s fvec[T]) sub(lo, hi int) storage { return s[lo:hi:hi] }
+func (s fvec[T]) take(idx []int) storage { return fvec[T](takeT(s, idx)) }
+func (s fvec[T]) copyFrom(src storage, shape, ds []int, do int, ss []int, so int) {
+	copyStrided(s, src.(fvec[T]), shape, ds, do, ss, so)
+}
+func (s fvec[T]) where(c bvec, b storage, shape []int, st [3][]int, o [3]int) storage {
+	return fvec[T](whereT(c, s, b.(fvec[T]), shape, st, o))
+}
+
+func (s ivec[T]) length() int            { return len(s) }
+func (s ivec[T]) alloc(n int) storage    { return make(ivec[T], n) }
+func (s ivec[T]) sub(lo, hi int) storage { return s[lo:hi:hi] }
+func (s ivec[T]) take(idx []int) storage { return ivec[T](takeT(s, idx)) }
+func (s ivec[T]) copyFrom(src storage, shape, ds []int, do int, ss []int, so int) {
+	copyStrided(s, src.(ivec[T]), shape, ds, do, ss, so)
+}
+func (s ivec[T]) where(c bvec, b storage, shape []int, st [3][]int, o [3]int) storage {
+	return ivec[T](whereT(c, s, b.(ivec[T]), shape, st, o))
+}
+
+func (s bvec) length() int            { return len(s) }
+func (s bvec) alloc(n int) storage    { return make(bvec, n) }
+func (s bvec) sub(lo, hi int) storage { return s[lo:hi:hi] }
+func (s bvec) take(idx []int) storage { return bvec(takeT(s, idx)) }
+func (s bvec) copyFrom(src storage, shape, ds []int, do int, ss []int, so int) {
+	copyStrided(s, src.(bvec), shape, ds, do, ss, so)
+}
+func (s bvec) where(c bvec, b storage, shape []int, st [3][]int, o [3]int) storage {
+	return bvec(whereT(c, s, b.(bvec), shape, st, o))
+}
+
+// copyStrided copies the strided view of src into the strided view of dst.
+func copyStrided[T any](dst, src []T, shape, ds []int, do int, ss []int, so int) {
+	it := newIter(shape, []int{do, so}, ds, ss)
+	sd, s1 := it.step(0), it.step(1)
+	it.rows(func(o []int, n int) {
+		d, s := o[0], o[1]
+		if sd == 1 && s1 == 1 {
+			copy(dst[d:d+n], src[s:s+n])
+			return
+		}
+		for j := 0; j < n; j++ {
+			dst[d] = src[s]
+			d += sd
+			s += s1
+		}
+	})
+}
+
+// takeT gathers src at the indices idx.
+func takeT[T any](src []T, idx []int) []T {
+	out := make([]T, len(idx))
+	parallelFor(len(idx), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = src[idx[i]]
+		}
+	})
+	return out
+}
+
+// whereT selects a where cond holds, else b, over the broadcast shape.
+func whereT[T any](cond []bool, a, b []T, shape []int, st [3][]int, o [3]int) []T {
+	out := make([]T, numel(shape))
+	it := newIter(shape, []int{0, o[0], o[1], o[2]}, rowMajor(shape), st[0], st[1], st[2])
+	sc, sa, sb := it.step(1), it.step(2), it.step(3)
+	it.rows(func(off []int, n int) {
+		io, ic, ia, ib := off[0], off[1], off[2], off[3]
+		for j := 0; j < n; j++ {
+			if cond[ic] {
+				out[io+j] = a[ia]
+			} else {
+				out[io+j] = b[ib]
+			}
+			ic += sc
+			ia += sa
+			ib += sb
+		}
+	})
+	return out
+}

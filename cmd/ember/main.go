@@ -1,0 +1,32 @@
+// Command ember trains and runs Ember models and inspects devices.
+//
+//	ember train     train a network on MNIST and report accuracy
+//	ember devices   list the compute devices this machine offers
+//	ember bench     measure device throughput
+//	ember serve     host local devices for remote clients
+//	ember version   print version and build information
+//
+// Run `ember help <command>` for each command's flags. The device is
+// chosen by --device where a command has it, else by the EMBER_DEVICE
+// environment variable, else the best available device.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	// Ctrl-C cancels the command's context, so long work (training,
+	// serving) can stop cleanly and still save what it has.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ember:", err)
+		os.Exit(1)
+	}
+}

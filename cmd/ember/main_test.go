@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// execute runs the ember command tree with args and returns stdout,
+// stderr and the error.
+func execute(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err := root.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// stubTrain replaces runTrain for the test and returns where the
+// configuration it receives is stored.
+func stubTrain(t *testing.T) *[]TrainConfig {
+	t.Helper()
+	var got []TrainConfig
+	old := runTrain
+	runTrain = func(cfg TrainConfig) error { got = append(got, cfg); return nil }
+	t.Cleanup(func() { runTrain = old })
+	return &got
+}
+
+func TestTrainDefaults(t *testing.T) {
+	t.Setenv("EMBER_DEVICE", "")
+	got := stubTrain(t)
+	if _, _, err := execute(t, "train"); err != nil {
+		t.Fatal(err)
+	}
+	if len(*got) != 1 {
+		t.Fatalf("runTrain called %d times", len(*got))
+	}
+	c := (*got)[0]
+	if c.Model != "mlp" || c.Epochs != 1 || c.BatchSize != 64 || c.LR != 1e-3 || c.Optimizer != "adam" ||
+		c.Device != "" || c.Seed != 1 || c.Checkpointing || c.SavePath != "" || c.PlotPath != "" || c.JSON ||
+		c.DataDir != "" || c.Limit != 0 || c.Out == nil || c.ErrOut == nil || c.Context == nil {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestTrainFlags(t *testing.T) {
+	dir := t.TempDir()
+	got := stubTrain(t)
+	t.Setenv("EMBER_DEVICE", "flex")
+	_, _, err := execute(t, "train", "--model", "CNN", "--epochs", "3", "--batch", "32", "--lr", "0.05",
+		"--optimizer", "sgd", "--device", "cuda:1", "--seed", "42", "--checkpointing",
+		"--save", filepath.Join(dir, "m.safetensors"), "--plot", filepath.Join(dir, "c.png"),
+		"--json", "--data", dir, "--limit", "500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := (*got)[0]
+	want := TrainConfig{Model: "cnn", Epochs: 3, BatchSize: 32, LR: 0.05, Optimizer: "sgd", Device: "cuda:1",
+		Seed: 42, Checkpointing: true, SavePath: filepath.Join(dir, "m.safetensors"),
+		PlotPath: filepath.Join(dir, "c.png"), JSON: true, DataDir: dir, Limit: 500}
+	c.Context, c.Out, c.ErrOut = nil, nil, nil
+	if c != want {
+		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+}
+
+func TestTrainDeviceFromEnvironment(t *testing.T) {
+	got := stubTrain(t)
+	t.Setenv("EMBER_DEVICE", "vulkan:discrete:0")
+	if _, _, err := execute(t, "train"); err != nil {
+		t.Fatal(err)
+	}
+	if d := (*got)[0].Device; d != "vulkan:discrete:0" {
+		t.Fatalf("Device = %q, want the EMBER_DEVICE value", d)
+	}
+}
+
+func TestTrainValidation(t *testing.T) {
+	got := stubTrain(t)
+	dir := t.TempDir()
+	cases := map[string][]string{
+		"--model":     {"--model", "resnet"},
+		"--optimizer": {"--optimizer", "lbfgs"},
+		"--epochs":    {"--epochs", "0"},
+		"--batch":     {"--batch", "-3"},
+		"--lr":        {"--lr", "0"},
+		"--lr -":      {"--lr", "-0.1"},
+		"--lr inf":    {"--lr", "+Inf"},
+		"--lr NaN":    {"--lr", "NaN"},
+		"--limit":     {"--limit", "-1"},
+		"--plot ext":  {"--plot", filepath.Join(dir, "c.gif")},
+		"--plot dir":  {"--plot", filepath.Join(dir, "nope", "c.png")},
+		"--save dir":  {"--save", filepath.Join(dir, "nope", "m.bin")},
+		"--data":      {"--data", filepath.Join(dir, "nope")},
+		"unknown":     {"--frobnicate"},
+		"positional":  {"extra"},
+	}
+	for name, args := range cases {
+		_, _, err := execute(t, append([]string{"train"}, args...)...)
+		if err == nil {
+			t.Errorf("%s: %v accepted", name, args)
+			continue
+		}
+		if flag := strings.Fields(name)[0]; strings.HasPrefix(flag, "--") && !strings.Contains(err.Error(), flag) {
+			t.Errorf("%s: error %q does not name the flag", name, err)
+		}
+	}
+	if len(*got) != 0 {
+		t.Fatalf("runTrain called for invalid flags: %+v", *got)
+	}
+}
+
+func TestTrainPlaceholderOutput(t *testing.T) {
+	t.Setenv("EMBER_DEVICE", "")
+	out, _, err := execute(t, "train", "--model", "cnn", "--epochs", "2", "--limit", "100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cnn", "first 100", "2 epoch", "batch 64", "adam", "best available"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output %q lacks %q", out, want)
+		}
+	}
+	out, _, err = execute(t, "train", "--json", "--device", "cpu", "--lr", "0.25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan struct {
+		Event  string
+		Config map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatalf("--json output %q: %v", out, err)
+	}
+	if plan.Event != "plan" || plan.Config["device"] != "cpu" || plan.Config["lr"] != 0.25 || plan.Config["model"] != "mlp" {
+		t.Fatalf("--json plan: %+v", plan)
+	}
+}
+
+func TestUnimplementedCommands(t *testing.T) {
+	for _, args := range [][]string{{"devices"}, {"devices", "--stats"}, {"bench"}, {"serve"}} {
+		_, _, err := execute(t, args...)
+		if !errors.Is(err, errNotImplemented) {
+			t.Errorf("%v: err = %v, want errNotImplemented", args, err)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := execute(t, "version")
+	if err != nil || !strings.HasPrefix(out, "ember ") || !strings.Contains(out, "go1.") {
+		t.Fatalf("version: %q, %v", out, err)
+	}
+	old := version
+	version = "v9.8.7"
+	defer func() { version = old }()
+	if out, _, _ := execute(t, "version"); !strings.HasPrefix(out, "ember v9.8.7 (") {
+		t.Fatalf("version with ldflags value: %q", out)
+	}
+}
+
+func TestHelpListsCommands(t *testing.T) {
+	out, _, err := execute(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"train", "devices", "bench", "serve", "version", "EMBER_DEVICE"} {
+		if !strings.Contains(out, c) {
+			t.Errorf("help lacks %q", c)
+		}
+	}
+	if _, _, err := execute(t, "nosuchcommand"); err == nil {
+		t.Fatal("unknown command accepted")
+	}
+}

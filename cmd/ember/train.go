@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/train"
+	"golang.org/x/term"
+)
+
+// runTrain carries out `ember train` with a validated configuration: it
+// runs train.Run, which prints one line (or, with --json, one JSON object)
+// per epoch on standard output, and draws a progress bar on standard error
+// when that is a terminal and --json is off. With --load FILE --epochs 0 it
+// only evaluates the saved model on the test set. Ctrl-C stops training
+// after the current step; --save and --plot are still written.
+var runTrain = func(cfg TrainConfig) error {
+	var dev ember.Device
+	if cfg.Device != "" {
+		d, err := ember.ParseDevice(cfg.Device)
+		if err != nil {
+			return err
+		}
+		dev = d
+	}
+	ctx := cfg.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	out := cfg.Out
+	if out == nil {
+		out = os.Stdout
+	}
+	tc := train.Config{
+		Model:         cfg.Model,
+		Epochs:        cfg.Epochs,
+		Batch:         cfg.BatchSize,
+		LR:            cfg.LR,
+		Optimizer:     cfg.Optimizer,
+		Device:        dev,
+		Seed:          cfg.Seed,
+		Checkpointing: cfg.Checkpointing,
+		Load:          cfg.LoadPath,
+		Save:          cfg.SavePath,
+		Plot:          cfg.PlotPath,
+		JSON:          cfg.JSON,
+		DataDir:       cfg.DataDir,
+		Limit:         cfg.Limit,
+		Out:           out,
+		Progress:      !cfg.JSON && isTerminal(cfg.ErrOut),
+		ProgressOut:   cfg.ErrOut,
+	}
+	_, err := train.Run(ctx, tc)
+	if err != nil {
+		return err
+	}
+	if !cfg.JSON {
+		if cfg.SavePath != "" {
+			fmt.Fprintf(out, "saved parameters to %s\n", cfg.SavePath)
+		}
+		if cfg.PlotPath != "" && cfg.Epochs > 0 {
+			fmt.Fprintf(out, "wrote training curves to %s\n", cfg.PlotPath)
+		}
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a file attached to a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

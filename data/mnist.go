@@ -1,0 +1,172 @@
+package data
+
+import "fmt"
+
+// MNIST geometry and the statistics of its training set.
+const (
+	// MNISTHeight and MNISTWidth are the image size in pixels.
+	MNISTHeight = 28
+	MNISTWidth  = 28
+	// MNISTImageSize is the number of float32 values per image (28*28).
+	MNISTImageSize = MNISTHeight * MNISTWidth
+	// MNISTClasses is the number of labels (digits 0..9).
+	MNISTClasses = 10
+	// MNISTMean and MNISTStd are the mean and standard deviation of the
+	// training pixels scaled to [0,1], the values torchvision's MNIST
+	// examples normalize with.
+	MNISTMean = 0.1307
+	MNISTStd  = 0.3081
+)
+
+// Dataset is a finite, indexable collection of labelled examples.
+// Implementations must be safe for concurrent calls of Example (a Loader
+// calls it from a background goroutine) and return images of one fixed
+// length.
+type Dataset interface {
+	// Len returns the number of examples.
+	Len() int
+	// Example returns example i (0 <= i < Len()) as a flat float32 image
+	// the caller may keep and modify, and its class label. It panics if i
+	// is out of range.
+	Example(i int) (image []float32, label int)
+}
+
+// ExampleWriter is an optional interface a Dataset may implement to let a
+// Loader write images straight into a batch without an intermediate
+// allocation.
+type ExampleWriter interface {
+	// ExampleInto writes example i's image into dst, which has exactly
+	// the image's length, and returns its label.
+	ExampleInto(dst []float32, i int) (label int)
+}
+
+// MNISTOption configures MNIST.
+type MNISTOption func(*mnistConfig)
+
+type mnistConfig struct {
+	normalize bool
+}
+
+// Normalized makes MNIST images standardized: each pixel p/255 becomes
+// (p/255 - MNISTMean) / MNISTStd, so the training set has roughly zero
+// mean and unit variance (as torchvision's transforms.Normalize((0.1307,),
+// (0.3081,))).
+func Normalized() MNISTOption {
+	return func(c *mnistConfig) { c.normalize = true }
+}
+
+// MNISTDataset is the MNIST handwritten-digit dataset (Y. LeCun et al.):
+// 60000 training or 10000 test grayscale 28×28 images with labels 0..9.
+// The raw bytes are kept in memory (47 MB for the training split) and
+// converted to float32 per example. It is safe for concurrent use.
+type MNISTDataset struct {
+	pixels    []byte // n*784 bytes, row-major
+	labels    []byte // n bytes, each 0..9
+	normalize bool
+	lut       [256]float32 // byte -> float32 pixel value
+}
+
+// MNIST loads one split ("train" or "test") of MNIST from dir, or, when
+// dir is empty, from the directory FindMNIST locates. Images are float32
+// in [0,1] (byte/255), MNISTImageSize = 784 values, row-major, 28 rows of
+// 28; with Normalized() they are standardized instead. Labels are 0..9.
+//
+// Errors: an unknown split; the files not found (wraps fs.ErrNotExist);
+// files that are not valid IDX, have the wrong shape or element type, or
+// disagree in count, or a label outside 0..9 (wraps ErrFormat). Every
+// error names the file or directory concerned.
+func MNIST(dir, split string, opts ...MNISTOption) (*MNISTDataset, error) {
+	names, ok := mnistFiles[split]
+	if !ok {
+		return nil, fmt.Errorf("data: unknown MNIST split %q (want \"train\" or \"test\")", split)
+	}
+	var cfg mnistConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	dir, err := FindMNIST(dir)
+	if err != nil {
+		return nil, err
+	}
+	imgPath, err := mnistFile(dir, names[0])
+	if err != nil {
+		return nil, err
+	}
+	lblPath, err := mnistFile(dir, names[1])
+	if err != nil {
+		return nil, err
+	}
+	imgs, err := ReadIDXFile(imgPath)
+	if err != nil {
+		return nil, err
+	}
+	lbls, err := ReadIDXFile(lblPath)
+	if err != nil {
+		return nil, err
+	}
+	return newMNIST(imgs, lbls, imgPath, lblPath, cfg)
+}
+
+// newMNIST validates decoded IDX arrays and builds the dataset.
+func newMNIST(imgs, lbls *IDX, imgPath, lblPath string, cfg mnistConfig) (*MNISTDataset, error) {
+	if imgs.Type != IDXUint8 || len(imgs.Dims) != 3 || imgs.Dims[1] != MNISTHeight || imgs.Dims[2] != MNISTWidth {
+		return nil, formatErr(imgPath, "MNIST images must be uint8 [n 28 28], got %v %v", imgs.Type, imgs.Dims)
+	}
+	if lbls.Type != IDXUint8 || len(lbls.Dims) != 1 {
+		return nil, formatErr(lblPath, "MNIST labels must be uint8 [n], got %v %v", lbls.Type, lbls.Dims)
+	}
+	if imgs.Dims[0] != lbls.Dims[0] {
+		return nil, formatErr(lblPath, "%d labels for %d images in %s", lbls.Dims[0], imgs.Dims[0], imgPath)
+	}
+	for i, l := range lbls.Data {
+		if l >= MNISTClasses {
+			return nil, formatErr(lblPath, "label %d of example %d outside 0..9", l, i)
+		}
+	}
+	ds := &MNISTDataset{pixels: imgs.Data, labels: lbls.Data, normalize: cfg.normalize}
+	for b := range ds.lut {
+		v := float32(b) / 255
+		if cfg.normalize {
+			v = (v - MNISTMean) / MNISTStd
+		}
+		ds.lut[b] = v
+	}
+	return ds, nil
+}
+
+// Len returns the number of examples: 60000 for "train", 10000 for
+// "test".
+func (d *MNISTDataset) Len() int { return len(d.labels) }
+
+// Normalized reports whether images are standardized (see Normalized).
+func (d *MNISTDataset) Normalized() bool { return d.normalize }
+
+// ImageShape returns the shape of one image as a single-channel picture,
+// [1 28 28] (channels, height, width), for convolutional models.
+func (d *MNISTDataset) ImageShape() []int { return []int{1, MNISTHeight, MNISTWidth} }
+
+// Label returns the label (0..9) of example i. It panics if i is out of
+// range.
+func (d *MNISTDataset) Label(i int) int { return int(d.labels[i]) }
+
+// Example returns a new 784-value image of example i and its label. It
+// panics if i is out of range.
+func (d *MNISTDataset) Example(i int) ([]float32, int) {
+	img := make([]float32, MNISTImageSize)
+	return img, d.ExampleInto(img, i)
+}
+
+// ExampleInto writes example i's 784 pixel values into dst (len(dst) must
+// be MNISTImageSize) and returns its label. It panics if i is out of range
+// or dst has the wrong length.
+func (d *MNISTDataset) ExampleInto(dst []float32, i int) int {
+	if len(dst) != MNISTImageSize {
+		panic(fmt.Sprintf("data: MNISTDataset.ExampleInto: len(dst) = %d, want %d", len(dst), MNISTImageSize))
+	}
+	lbl := d.labels[i] // panics first when i is out of range
+	src := d.pixels[i*MNISTImageSize : (i+1)*MNISTImageSize]
+	for j, b := range src {
+		dst[j] = d.lut[b]
+	}
+	return int(lbl)
+}

@@ -1,0 +1,478 @@
+package ember
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/autodiff"
+)
+
+// DeviceIndex selects one device of a backend. DefaultIndex lets the backend
+// pick (index 0).
+type DeviceIndex int
+
+// DefaultIndex asks the backend for its default device (index 0).
+const DefaultIndex DeviceIndex = -1
+
+func (i DeviceIndex) resolve() int {
+	if i == DefaultIndex {
+		return 0
+	}
+	if i < 0 {
+		panic("ember: device index must be non-negative")
+	}
+	return int(i)
+}
+
+// Device is a handle to one compute device of one backend, optionally with
+// autodiff enabled. It is a small comparable value, safe to copy and to use
+// from many goroutines. Constructors (CPU, Flex, CUDA, ...) never fail: use
+// Init to learn whether the device can run; an operation on an unusable
+// device panics with the same error Init returns.
+//
+// The device model is Burn's (burn-tensor's Device): one handle, many
+// backends, autodiff as a property of the device.
+type Device struct {
+	id            backend.DeviceID
+	autodiff      bool
+	checkpointing bool
+}
+
+// CPU is the optimized CPU backend. In this build it runs on the Flex
+// kernels (pure Go, all cores for large ops).
+func CPU() Device { return Device{id: backend.DeviceID{Type: "cpu"}} }
+
+// Flex is the portable eager pure-Go backend (no assembly; runs on every GOARCH).
+func Flex() Device { return Device{id: backend.DeviceID{Type: "flex"}} }
+
+// NdArray is a backend over gonum's dense arrays.
+//
+// Deprecated: use CPU or Flex; NdArray is not part of this build and its
+// Init reports ErrBackendUnavailable.
+func NdArray() Device { return Device{id: backend.DeviceID{Type: "ndarray"}} }
+
+// CUDA is NVIDIA GPU i through the driver API, NVRTC and cuBLAS, loaded at
+// run time. It panics if i is negative and not DefaultIndex.
+func CUDA(i DeviceIndex) Device {
+	return Device{id: backend.DeviceID{Type: "cuda", Index: i.resolve()}}
+}
+
+// ROCm is AMD GPU i through HIP, loaded at run time. It panics if i is
+// negative and not DefaultIndex.
+func ROCm(i DeviceIndex) Device {
+	return Device{id: backend.DeviceID{Type: "rocm", Index: i.resolve()}}
+}
+
+// WGPU is a GPU of the given kind through a portable graphics API.
+func WGPU(k DeviceKind) Device { return kindDevice("wgpu", k) }
+
+// Vulkan is a GPU of the given kind running SPIR-V compute shaders.
+func Vulkan(k DeviceKind) Device { return kindDevice("vulkan", k) }
+
+// Metal is an Apple GPU of the given kind.
+func Metal(k DeviceKind) Device { return kindDevice("metal", k) }
+
+// WebGPU is a GPU of the given kind through WebGPU.
+func WebGPU(k DeviceKind) Device { return kindDevice("webgpu", k) }
+
+// LibTorch is LibTorch's CPU device (needs the libtorch build tag and cgo).
+func LibTorch() Device { return Device{id: backend.DeviceID{Type: "libtorch"}} }
+
+// LibTorchCUDA is LibTorch's CUDA device i.
+func LibTorchCUDA(i DeviceIndex) Device {
+	return Device{id: backend.DeviceID{Type: "libtorch", Kind: "cuda", Index: i.resolve()}}
+}
+
+// LibTorchMPS is LibTorch's Apple Metal Performance Shaders device.
+func LibTorchMPS() Device { return Device{id: backend.DeviceID{Type: "libtorch", Kind: "mps"}} }
+
+// LibTorchVulkan is LibTorch's Vulkan device.
+func LibTorchVulkan() Device { return Device{id: backend.DeviceID{Type: "libtorch", Kind: "vulkan"}} }
+
+// RemoteWebSocket is device i of the Ember server at addr ("ws://host:3000"
+// or "host:3000"). Init connects.
+func RemoteWebSocket(addr string, i DeviceIndex) Device {
+	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "ws://"), "wss://")
+	return Device{id: backend.DeviceID{Type: "remote+ws", Addr: addr, Index: i.resolve()}}
+}
+
+var captureCounter atomic.Int64
+
+// Capture returns a new capture device (capture:0, capture:1, ...) that
+// records operations instead of running them.
+func Capture() Device {
+	return Device{id: backend.DeviceID{Type: "capture", Index: int(captureCounter.Add(1) - 1)}}
+}
+
+// DeviceFromID returns the device for a backend's DeviceID (for backend authors).
+func DeviceFromID(id backend.DeviceID) Device { return Device{id: id} }
+
+// ID returns the device's backend DeviceID (hardware identity).
+func (d Device) ID() backend.DeviceID { return d.id }
+
+// Type returns the device's backend type ("cpu", "cuda", ...).
+func (d Device) Type() DeviceType { return DeviceType{name: d.id.Type, addr: d.id.Addr} }
+
+// Index returns the device's index within its backend.
+func (d Device) Index() DeviceIndex { return DeviceIndex(d.id.Index) }
+
+// IsZero reports whether d is the zero Device (no backend).
+func (d Device) IsZero() bool { return d.id.Type == "" }
+
+// String prints the parseable device name: "cpu", "flex", "cuda:1",
+// "vulkan:discrete:0", "remote+ws://host:3000/0", "capture:3", followed by
+// "+autodiff" (and "+checkpointing") where enabled. ParseDevice is its inverse.
+func (d Device) String() string {
+	if d.IsZero() {
+		return "<no device>"
+	}
+	s := d.id.String()
+	if d.autodiff {
+		s += "+autodiff"
+		if d.checkpointing {
+			s += "+checkpointing"
+		}
+	}
+	return s
+}
+
+// Equal compares hardware identity; autodiff and checkpointing are ignored
+// (CPU().Autodiff().Equal(CPU()) is true).
+func (d Device) Equal(o Device) bool { return d.id == o.id }
+
+// ParseDevice parses a name printed by Device.String: a type ("cpu",
+// "flex"), "type:index" ("cuda:1"), "type:kind:index" ("vulkan:discrete:0",
+// "wgpu:existing:7", "libtorch:cuda:0"), "remote+ws://host:port/index" or
+// "capture:3", with optional "+autodiff" and "+checkpointing" suffixes.
+// Unknown types are accepted when a backend of that name is registered.
+func ParseDevice(s string) (Device, error) {
+	orig := s
+	var d Device
+	if rest, ok := strings.CutSuffix(s, "+checkpointing"); ok {
+		s, d.checkpointing = rest, true
+	}
+	if rest, ok := strings.CutSuffix(s, "+autodiff"); ok {
+		s, d.autodiff = rest, true
+	}
+	if d.checkpointing && !d.autodiff {
+		return Device{}, fmt.Errorf("ember: parse device %q: +checkpointing needs +autodiff", orig)
+	}
+	bad := func(why string) (Device, error) {
+		return Device{}, fmt.Errorf("ember: parse device %q: %s", orig, why)
+	}
+	if rest, ok := strings.CutPrefix(s, "remote+ws://"); ok {
+		slash := strings.LastIndexByte(rest, '/')
+		if slash <= 0 {
+			return bad("want remote+ws://host:port/index")
+		}
+		idx, err := strconv.Atoi(rest[slash+1:])
+		if err != nil || idx < 0 {
+			return bad("bad device index " + strconv.Quote(rest[slash+1:]))
+		}
+		d.id = backend.DeviceID{Type: "remote+ws", Addr: rest[:slash], Index: idx}
+		return d, nil
+	}
+	parts := strings.Split(s, ":")
+	typ := parts[0]
+	if typ == "" {
+		return bad("empty device type")
+	}
+	known := map[string]bool{"cpu": true, "flex": true, "ndarray": true, "cuda": true, "rocm": true,
+		"wgpu": true, "vulkan": true, "metal": true, "webgpu": true, "libtorch": true, "capture": true}
+	if _, ok := backend.Lookup(typ); !ok && !known[typ] {
+		return bad(fmt.Sprintf("unknown device type %q (registered: %s)", typ, strings.Join(backend.Drivers(), ", ")))
+	}
+	d.id.Type = typ
+	switch len(parts) {
+	case 1:
+	case 2:
+		idx, err := strconv.Atoi(parts[1])
+		if err != nil || idx < 0 {
+			return bad("bad device index " + strconv.Quote(parts[1]))
+		}
+		d.id.Index = idx
+	case 3:
+		if !validKinds[parts[1]] && !(typ == "libtorch" && (parts[1] == "cuda" || parts[1] == "mps" || parts[1] == "vulkan")) {
+			return bad("unknown device kind " + strconv.Quote(parts[1]))
+		}
+		idx, err := strconv.Atoi(parts[2])
+		if err != nil || idx < 0 {
+			return bad("bad device index " + strconv.Quote(parts[2]))
+		}
+		d.id.Kind, d.id.Index = parts[1], idx
+	default:
+		return bad("too many ':' separators")
+	}
+	return d, nil
+}
+
+// MustParseDevice is ParseDevice that panics on error (for tests and constants).
+func MustParseDevice(s string) Device {
+	d, err := ParseDevice(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// DefaultDevice returns, in order: the device named by the EMBER_DEVICE
+// environment variable (a name ParseDevice accepts), then the best available
+// local backend (the registered driver of highest priority that has a device
+// which initializes: cuda > rocm > vulkan/wgpu > cpu > flex). It never
+// returns a device that cannot run: an unusable EMBER_DEVICE is reported on
+// standard error once and skipped.
+func DefaultDevice() Device {
+	defaultOnce.Do(func() { defaultDev = pickDefault() })
+	return defaultDev
+}
+
+var (
+	defaultOnce sync.Once
+	defaultDev  Device
+)
+
+func pickDefault() Device {
+	if name := os.Getenv("EMBER_DEVICE"); name != "" {
+		d, err := ParseDevice(name)
+		if err == nil {
+			err = d.Init()
+		}
+		if err == nil {
+			return d
+		}
+		fmt.Fprintf(os.Stderr, "ember: EMBER_DEVICE=%q is unusable, using the best available device instead: %v\n", name, err)
+	}
+	type cand struct {
+		prio int
+		id   backend.DeviceID
+	}
+	var cands []cand
+	for _, name := range backend.Drivers() {
+		drv, _ := backend.Lookup(name)
+		for _, id := range drv.Devices() {
+			cands = append(cands, cand{drv.Priority(), id})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].prio > cands[j].prio })
+	for _, c := range cands {
+		d := Device{id: c.id}
+		if d.Init() == nil {
+			return d
+		}
+	}
+	return Flex()
+}
+
+// Init initializes the device's backend now (loads its library, creates its
+// context, connects) and returns why the device cannot run, as a
+// *DeviceError wrapping ErrBackendUnavailable or the backend's error. It is
+// cheap after the first call.
+func (d Device) Init() error {
+	_, err := d.state().open()
+	return err
+}
+
+// Backend returns the backend that runs this device's operations (the
+// autodiff decorator on an autodiff device). It is meant for backend
+// authors; it panics with the device's initialization error when unusable.
+func (d Device) Backend() backend.Backend { return d.backend() }
+
+// Autodiff returns the device with gradient tracking enabled for tensors
+// created on it. It panics on an autodiff device: "only first-order
+// autodiff is supported".
+func (d Device) Autodiff() Device {
+	if d.autodiff {
+		panic(&Error{Op: "autodiff", Operands: []string{d.String()}, Msg: "only first-order autodiff is supported"})
+	}
+	d.autodiff = true
+	return d
+}
+
+// IsAutodiff reports whether gradient tracking is enabled.
+func (d Device) IsAutodiff() bool { return d.autodiff }
+
+// Inner returns the device without autodiff (d itself when absent).
+func (d Device) Inner() Device { return Device{id: d.id} }
+
+// CheckpointingStrategy says what an autodiff device keeps for backward.
+type CheckpointingStrategy int
+
+const (
+	// Disabled keeps every output backward needs.
+	Disabled CheckpointingStrategy = iota
+	// Balanced recomputes memory-bound ops (elementwise, movement) during
+	// backward and keeps compute-bound ones (matmul, conv, reductions,
+	// gather/scatter, cast); see package autodiff for the per-op table.
+	Balanced
+)
+
+// String returns "disabled" or "balanced".
+func (s CheckpointingStrategy) String() string {
+	if s == Balanced {
+		return "balanced"
+	}
+	return "disabled"
+}
+
+// GradientCheckpointing returns the autodiff device with the Balanced
+// checkpointing strategy: lower peak memory, identical gradients. It panics
+// on a non-autodiff device.
+func (d Device) GradientCheckpointing() Device {
+	if !d.autodiff {
+		panic(&Error{Op: "gradient_checkpointing", Operands: []string{d.String()}, Msg: "needs an autodiff device (call Autodiff first)"})
+	}
+	d.checkpointing = true
+	return d
+}
+
+// GradientCheckpointingStrategy returns Balanced or Disabled. It panics on a
+// non-autodiff device.
+func (d Device) GradientCheckpointingStrategy() CheckpointingStrategy {
+	if !d.autodiff {
+		panic(&Error{Op: "gradient_checkpointing_strategy", Operands: []string{d.String()}, Msg: "needs an autodiff device (call Autodiff first)"})
+	}
+	if d.checkpointing {
+		return Balanced
+	}
+	return Disabled
+}
+
+// Sync waits for all pending work on the device and returns an
+// *ExecutionError if any of it failed.
+func (d Device) Sync() error {
+	b, err := d.state().open()
+	if err != nil {
+		return err
+	}
+	if err := b.Sync(); err != nil {
+		var ee *ExecutionError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return &ExecutionError{Device: d.Inner().String(), Err: err}
+	}
+	return nil
+}
+
+// Flush hands buffered work to execution without waiting (a no-op for eager backends).
+func (d Device) Flush() {
+	if b, err := d.state().open(); err == nil {
+		b.Flush()
+	}
+}
+
+// Seed makes random ops on this device reproducible: after Seed(s) the same
+// sequence of random ops yields the same values on the same backend. It
+// panics with the initialization error on an unusable device.
+func (d Device) Seed(seed uint64) { d.rawBackend().Seed(seed) }
+
+// SupportsDType reports whether the device can store, convert and compute
+// in dt (false on an unusable device).
+func (d Device) SupportsDType(dt DType) bool {
+	b, err := d.state().open()
+	return err == nil && dt.Valid() && b.SupportsDType(dt)
+}
+
+// deviceState is the per-hardware-device state shared by a device and its
+// autodiff variants.
+type deviceState struct {
+	id       backend.DeviceID
+	once     sync.Once
+	b        backend.Backend
+	err      error
+	adOnce   sync.Once
+	ad, adCk *autodiff.Backend
+
+	mu         sync.Mutex
+	settings   DeviceSettings
+	configured bool
+	locked     atomic.Bool
+}
+
+var states sync.Map // backend.DeviceID -> *deviceState
+
+func (d Device) state() *deviceState {
+	if s, ok := states.Load(d.id); ok {
+		return s.(*deviceState)
+	}
+	s, _ := states.LoadOrStore(d.id, &deviceState{id: d.id, settings: defaultSettings})
+	return s.(*deviceState)
+}
+
+func (s *deviceState) open() (backend.Backend, error) {
+	s.once.Do(func() {
+		name := Device{id: s.id}.String()
+		if s.id.Type == "" {
+			s.err = &DeviceError{Device: name, Op: "init", Err: fmt.Errorf("%w: the zero Device has no backend", ErrBackendUnavailable)}
+			return
+		}
+		drv, ok := backend.Lookup(s.id.Type)
+		if !ok {
+			s.err = &DeviceError{Device: name, Op: "init", Err: fmt.Errorf("%w: the %s backend is not part of this build (registered: %s)",
+				ErrBackendUnavailable, s.id.Type, strings.Join(backend.Drivers(), ", "))}
+			return
+		}
+		b, err := func() (b backend.Backend, err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = asError(r)
+				}
+			}()
+			return drv.Open(s.id)
+		}()
+		if err != nil {
+			s.err = &DeviceError{Device: name, Op: "init", Err: err}
+			return
+		}
+		s.b = b
+	})
+	return s.b, s.err
+}
+
+// rawBackend returns the inner backend or panics with the init error.
+func (d Device) rawBackend() backend.Backend {
+	b, err := d.state().open()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// backend returns the backend for ops on d (autodiff-wrapped where enabled),
+// locks the device's settings, or panics with the init error.
+func (d Device) backend() backend.Backend {
+	s := d.state()
+	b, err := s.open()
+	if err != nil {
+		panic(err)
+	}
+	if !s.locked.Load() {
+		s.locked.Store(true)
+	}
+	if !d.autodiff {
+		return b
+	}
+	s.adOnce.Do(func() {
+		s.ad = autodiff.New(b, false)
+		s.adCk = autodiff.New(b, true)
+	})
+	if d.checkpointing {
+		return s.adCk
+	}
+	return s.ad
+}
+
+// ad returns the autodiff backend of an autodiff device (nil otherwise).
+func (d Device) ad() *autodiff.Backend {
+	if !d.autodiff {
+		return nil
+	}
+	return d.backend().(*autodiff.Backend)
+}

@@ -1,0 +1,38 @@
+// Package ember is a tensor library with automatic differentiation and many
+// compute backends behind one Device handle, the Go counterpart of Burn's
+// device model.
+//
+//	dev := ember.DefaultDevice().Autodiff()
+//	x := ember.FromFloats([]float32{1, 2, 3, 4}, []int{2, 2}, dev)
+//	w := ember.Randn([]int{2, 2}, dev).RequireGrad()
+//	loss := x.Matmul(w).Relu().Sum()
+//	grads := loss.Backward()
+//	fmt.Println(grads.Of(w))
+//
+// # Devices
+//
+// A Device names one device of one backend: CPU(), Flex(), CUDA(i), ...
+// Constructors never fail; Device.Init says whether the device can run.
+// DefaultDevice honours EMBER_DEVICE. Autodiff is a property of the device
+// (Device.Autodiff). Backends register through package backend like
+// database/sql drivers.
+//
+// # Semantics
+//
+// Shapes are row-major []int; axes may be negative. Broadcasting follows
+// NumPy. Binary ops promote dtypes with PromoteTypes (PyTorch's rules).
+// Reductions take a keepDim flag; full reductions return rank-0 tensors.
+// Max/min/argmax/argmin propagate NaN (the first NaN's index wins) and pick
+// the lowest index on ties; their gradient is split evenly among ties.
+// Rounding is half to even; float→int casts truncate toward zero; F16 and
+// BF16 round to nearest even. Integer Div truncates (Go's /), FloorDiv
+// floors (Python's //), Rem takes the dividend's sign (Go's %), Mod the
+// divisor's (Python's %); integer division by zero panics with an *Error.
+//
+// # Errors
+//
+// Misuse in tensor math (shape, dtype, device, axis) panics with an *Error
+// naming the op and its operands; Try converts such panics to errors.
+// Failures outside the program's control return errors wrapping sentinels
+// such as ErrOutOfMemory and ErrBackendUnavailable.
+package ember

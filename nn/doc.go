@@ -1,0 +1,25 @@
+// Package nn provides neural-network layers, parameter initializers, losses
+// and safetensors checkpoints on top of package ember, following PyTorch's
+// torch.nn conventions (names, shapes, default initialization).
+//
+// A Module maps a tensor to a tensor and lists its trainable parameters by
+// name ("0.weight", "2.bias", ...). Parameters are *Param cells: an
+// optimizer (package optim) replaces Param.Value after each step, and every
+// module reads its parameters through the cell, so the module sees the new
+// values. Parameters are tracked autodiff leaves (Tensor.RequireGrad) when a
+// layer is built on an autodiff device and plain tensors otherwise.
+//
+// Non-trainable state such as BatchNorm's running statistics is kept in
+// buffers: modules that hold some implement BufferOwner, and NamedBuffers
+// walks a module tree for them. Buffers are saved and loaded with the
+// parameters (Save, Load) but are never returned by NamedParameters, so
+// optimizers leave them alone.
+//
+// Layers with a training mode (BatchNorm, Dropout) implement
+// interface{ SetTraining(bool) }; SetTraining walks a tree and switches them.
+// New layers start in training mode, as in PyTorch.
+//
+// Linear stores its weight as [out, in] and Conv2d as [out, in/groups, k, k],
+// PyTorch's layouts, so checkpoints exchange with PyTorch state dicts through
+// the safetensors format (SaveSafetensors, LoadSafetensors).
+package nn

@@ -1,0 +1,43 @@
+package nn
+
+import "github.com/emberml/ember"
+
+// Embedding is a lookup table of num vectors of size dim (PyTorch's
+// nn.Embedding): Forward maps integer indices of any shape S to the rows
+// [S..., dim]. Weight has shape [num, dim] and is initialized from N(0, 1),
+// as PyTorch.
+type Embedding struct {
+	Weight *Param
+	num    int
+	dim    int
+}
+
+// NewEmbedding makes an Embedding of num rows of size dim. It panics with
+// an *ember.Error when a size is not positive.
+func NewEmbedding(num, dim int, dev ember.Device) *Embedding {
+	if num <= 0 || dim <= 0 {
+		fail("embedding", nil, "sizes must be positive, got num=%d dim=%d", num, dim)
+	}
+	return &Embedding{
+		Weight: newParam(ember.Random([]int{num, dim}, ember.Normal(0, 1), dev.Inner()).ToDevice(dev)),
+		num:    num,
+		dim:    dim,
+	}
+}
+
+// Forward looks up the rows named by idx (an integer tensor of any shape,
+// values in [0, num)) through IndexSelect and returns [idx.Shape()..., dim].
+// It panics with an *ember.Error for non-integer indices or indices out of
+// range.
+func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
+	if !idx.DType().IsInt() {
+		fail("embedding", idx, "indices must be an integer tensor")
+	}
+	shape := append(idx.Shape(), e.dim)
+	return e.Weight.Value.IndexSelect(0, idx.Reshape(-1)).Reshape(shape...)
+}
+
+// NamedParameters returns "weight".
+func (e *Embedding) NamedParameters() []NamedParam {
+	return []NamedParam{{"weight", e.Weight}}
+}

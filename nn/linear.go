@@ -1,0 +1,48 @@
+package nn
+
+import (
+	"math"
+
+	"github.com/emberml/ember"
+)
+
+// Linear is the affine map y = x·Wᵀ + b (PyTorch's nn.Linear). Weight has
+// shape [out, in] (PyTorch's layout) and Bias [out]; both are in the
+// device's float dtype.
+type Linear struct {
+	Weight *Param
+	Bias   *Param
+	in     int
+	out    int
+}
+
+// NewLinear makes a Linear layer with PyTorch's initialization: weight from
+// KaimingUniform with a = √5 (U(−1/√in, 1/√in)) and bias from
+// U(−1/√in, 1/√in). The parameters are tracked leaves on an autodiff
+// device. It panics with an *ember.Error when in or out is not positive.
+func NewLinear(in, out int, dev ember.Device) *Linear {
+	if in <= 0 || out <= 0 {
+		fail("linear", nil, "sizes must be positive, got in=%d out=%d", in, out)
+	}
+	return &Linear{
+		Weight: newParam(KaimingUniform([]int{out, in}, in, math.Sqrt(5), dev)),
+		Bias:   newParam(uniform([]int{out}, 1/math.Sqrt(float64(in)), dev)),
+		in:     in,
+		out:    out,
+	}
+}
+
+// Forward maps x [..., in] to [..., out] (any number of leading axes,
+// including none). It panics with an *ember.Error when x's last axis is
+// not in.
+func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
+	if x.Rank() == 0 || x.Dim(-1) != l.in {
+		fail("linear", x, "input's last axis must have size %d", l.in)
+	}
+	return x.Matmul(l.Weight.Value.Transpose()).Add(l.Bias.Value)
+}
+
+// NamedParameters returns "weight" and "bias".
+func (l *Linear) NamedParameters() []NamedParam {
+	return []NamedParam{{"weight", l.Weight}, {"bias", l.Bias}}
+}

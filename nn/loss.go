@@ -1,0 +1,42 @@
+package nn
+
+import "github.com/emberml/ember"
+
+// CrossEntropy returns the mean negative log-likelihood of the target
+// classes under softmax(logits), PyTorch's cross_entropy with
+// reduction="mean" and no weights:
+//
+//	loss = −(1/N) Σᵢ log_softmax(logits)[i, targets[i]]
+//
+// logits is a float tensor [N, C] and targets an integer tensor [N] of
+// class indices in [0, C). The result is a rank-0 tensor of logits' dtype.
+// It is computed through LogSoftmax (which subtracts the row maximum) and
+// Gather, so huge logits stay finite and no one-hot matrix is built. It
+// panics with an *ember.Error on shape or dtype mismatches, N = 0, or a
+// target out of range.
+func CrossEntropy(logits, targets *ember.Tensor) *ember.Tensor {
+	if logits.Rank() != 2 || !logits.DType().IsFloat() {
+		fail("cross_entropy", logits, "logits must be a float tensor [N, C]")
+	}
+	n := logits.Dim(0)
+	if targets.Rank() != 1 || targets.Dim(0) != n || !targets.DType().IsInt() {
+		fail("cross_entropy", targets, "targets must be an integer tensor [%d]", n)
+	}
+	if n == 0 {
+		fail("cross_entropy", logits, "needs at least one sample")
+	}
+	picked := logits.LogSoftmax(1).Gather(1, targets.Reshape(n, 1))
+	return picked.Sum().MulScalar(-1 / float64(n))
+}
+
+// MSE returns the mean squared error mean((pred − target)²) over all
+// elements as a rank-0 tensor (PyTorch's mse_loss with reduction="mean").
+// target broadcasts against pred. It panics with an *ember.Error when the
+// shapes do not broadcast or the tensors are empty.
+func MSE(pred, target *ember.Tensor) *ember.Tensor {
+	d := pred.Sub(target)
+	if d.NumElements() == 0 {
+		fail("mse", pred, "needs at least one element")
+	}
+	return d.Mul(d).Sum().DivScalar(float64(d.NumElements()))
+}

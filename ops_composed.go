@@ -1,0 +1,122 @@
+package ember
+
+import (
+	"math"
+)
+
+// The ops in this file are composed from the primitives (Where, comparisons,
+// elementwise math, reductions), so autodiff, fusion and every backend
+// support them without kernels of their own.
+
+// asFloat returns x, cast to the device's float dtype when x is an int or
+// Bool tensor (as the float-only unary ops do).
+func (x *Tensor) asFloat() *Tensor {
+	if x.DType().IsFloat() {
+		return x
+	}
+	return x.castTo(DType(x.dev.Settings().FloatDType))
+}
+
+// notBool panics with an *Error for Bool tensors, which have no arithmetic.
+func (x *Tensor) notBool(op string) {
+	if x.DType() == Bool {
+		fail(op, []string{describe("x", x)}, "not defined for Bool tensors")
+	}
+}
+
+// Relu returns max(x, 0) elementwise, computed as Where(x <= 0, 0, x), with
+// x's shape and dtype (float or int). The gradient is 1 where x > 0 and 0
+// elsewhere, including at 0; NaN stays NaN (PyTorch's relu). It panics with
+// an *Error for Bool tensors.
+func (x *Tensor) Relu() *Tensor {
+	x.notBool("relu")
+	return Where(x.LeScalar(0), x.scalar(0), x)
+}
+
+// LeakyRelu returns x where x > 0 and slope·x elsewhere (PyTorch's
+// leaky_relu, whose default slope is 0.01), with x's shape. Int and Bool
+// inputs are first cast to the device's float dtype.
+func (x *Tensor) LeakyRelu(slope float64) *Tensor {
+	x = x.asFloat()
+	return Where(x.GtScalar(0), x, x.MulScalar(slope))
+}
+
+// Gelu returns the Gaussian error linear unit in its exact form,
+// x·Φ(x) = x·(1 + erf(x/√2))/2 (PyTorch's gelu with approximate="none"),
+// with x's shape. Int and Bool inputs are first cast to the device's float
+// dtype.
+func (x *Tensor) Gelu() *Tensor {
+	x = x.asFloat()
+	cdf := x.MulScalar(1 / math.Sqrt2).Erf().AddScalar(1).MulScalar(0.5)
+	return x.Mul(cdf)
+}
+
+// Silu returns x·sigmoid(x) (the swish activation, PyTorch's silu), with x's
+// shape. Int and Bool inputs are first cast to the device's float dtype.
+func (x *Tensor) Silu() *Tensor {
+	x = x.asFloat()
+	return x.Mul(x.Sigmoid())
+}
+
+// Square returns x·x elementwise (x's shape and dtype; ints wrap). It panics
+// with an *Error for Bool tensors.
+func (x *Tensor) Square() *Tensor {
+	x.notBool("square")
+	return x.Mul(x)
+}
+
+// stableShift returns x minus its detached maximum along axis (kept with
+// size 1), the usual guard against overflow in exp. The maximum is detached
+// because it cancels analytically: the gradient of the composed result does
+// not depend on it.
+func (x *Tensor) stableShift(op string, axis int) *Tensor {
+	a := x.axis(op, axis)
+	if x.shape()[a] == 0 {
+		return x
+	}
+	return x.Sub(x.MaxAxis(a, true).Detach())
+}
+
+// Softmax returns exp(x) / sum(exp(x)) along axis (negative counts from the
+// end), with x's shape, computed after subtracting the row maximum so large
+// inputs do not overflow (PyTorch's softmax). A row of only -Inf gives NaN,
+// as PyTorch. Int and Bool inputs are first cast to the device's float
+// dtype. It panics with an *Error when the axis is out of range.
+func (x *Tensor) Softmax(axis int) *Tensor {
+	x = x.asFloat()
+	e := x.stableShift("softmax", axis).Exp()
+	return e.Div(e.SumAxis(axis, true))
+}
+
+// LogSoftmax returns x - log(sum(exp(x))) along axis, with x's shape,
+// computed stably as (x - m) - log(sum(exp(x - m))) with m the detached
+// row maximum (PyTorch's log_softmax). Int and Bool inputs are first cast to
+// the device's float dtype. It panics with an *Error when the axis is out of
+// range.
+func (x *Tensor) LogSoftmax(axis int) *Tensor {
+	x = x.asFloat()
+	s := x.stableShift("log_softmax", axis)
+	return s.Sub(s.Exp().SumAxis(axis, true).Log())
+}
+
+// LogSumExp returns log(sum(exp(x))) along axis, computed stably as
+// m + log(sum(exp(x - m))) with m the detached maximum; infinite maxima are
+// replaced by 0 in the shift so that rows of -Inf give -Inf and rows holding
+// +Inf give +Inf (PyTorch's logsumexp). The axis is removed unless keepDim.
+// An empty axis gives -Inf. Int and Bool inputs are first cast to the
+// device's float dtype. It panics with an *Error when the axis is out of
+// range.
+func (x *Tensor) LogSumExp(axis int, keepDim bool) *Tensor {
+	x = x.asFloat()
+	a := x.axis("logsumexp", axis)
+	if x.shape()[a] == 0 {
+		return x.Exp().SumAxis(a, keepDim).Log()
+	}
+	m := x.MaxAxis(a, true).Detach()
+	m = Where(m.Abs().EqScalar(math.Inf(1)), m.scalar(0), m)
+	out := x.Sub(m).Exp().SumAxis(a, true).Log().Add(m)
+	if !keepDim {
+		out = out.Squeeze(a)
+	}
+	return out
+}

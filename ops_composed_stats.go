@@ -1,0 +1,129 @@
+package ember
+
+import (
+	"math"
+)
+
+// Mean returns the mean of all elements as a rank-0 tensor (Sum divided by
+// the element count; an empty tensor gives NaN, as PyTorch). Int and Bool
+// inputs are first cast to the device's float dtype.
+func (x *Tensor) Mean() *Tensor {
+	x = x.asFloat()
+	return x.Sum().DivScalar(float64(x.NumElements()))
+}
+
+// MeanAxis returns the mean along axis (negative counts from the end); the
+// axis is removed unless keepDim keeps it with size 1 (PyTorch's mean(dim,
+// keepdim)). An empty axis gives NaN. Int and Bool inputs are first cast to
+// the device's float dtype. It panics with an *Error when the axis is out of
+// range.
+func (x *Tensor) MeanAxis(axis int, keepDim bool) *Tensor {
+	x = x.asFloat()
+	n := x.Dim(axis)
+	return x.SumAxis(axis, keepDim).DivScalar(float64(n))
+}
+
+// Var returns the variance along axis: sum((x - mean)²) / max(0, N -
+// correction), where N is the axis size; correction 1 is the unbiased
+// estimator (PyTorch's var, whose default correction is 1), 0 the
+// population variance. When N - correction <= 0 the result is NaN or +Inf
+// (division by zero), as PyTorch. The axis is removed unless keepDim. Int
+// and Bool inputs are first cast to the device's float dtype. It panics with
+// an *Error when the axis is out of range.
+func (x *Tensor) Var(axis int, correction int, keepDim bool) *Tensor {
+	x = x.asFloat()
+	a := x.axis("var", axis)
+	n := x.shape()[a]
+	d := x.Sub(x.MeanAxis(a, true))
+	return d.Mul(d).SumAxis(a, keepDim).DivScalar(float64(max(0, n-correction)))
+}
+
+// Std returns the standard deviation along axis, the square root of Var
+// with the same correction and keepDim (PyTorch's std).
+func (x *Tensor) Std(axis int, correction int, keepDim bool) *Tensor {
+	return x.Var(axis, correction, keepDim).Sqrt()
+}
+
+// Clamp limits x to [lo, hi] elementwise, with x's shape and dtype (bounds
+// are converted to it), computed with Where so the gradient is 1 where
+// lo <= x <= hi and 0 outside; NaN stays NaN. When lo > hi every element
+// becomes hi (PyTorch's clamp). It panics with an *Error for Bool tensors or
+// a NaN bound.
+func (x *Tensor) Clamp(lo, hi float64) *Tensor {
+	x.notBool("clamp")
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		fail("clamp", []string{describe("x", x)}, "bounds [%v, %v] must not be NaN", lo, hi)
+	}
+	if lo > hi {
+		lo = hi
+	}
+	return x.ClampMin(lo).ClampMax(hi)
+}
+
+// ClampMin limits x from below: Where(x < lo, lo, x), with x's shape and
+// dtype (PyTorch's clamp_min). The gradient is 0 where x < lo; NaN stays
+// NaN. It panics with an *Error for Bool tensors.
+func (x *Tensor) ClampMin(lo float64) *Tensor {
+	x.notBool("clamp_min")
+	return Where(x.LtScalar(lo), x.scalar(lo), x)
+}
+
+// ClampMax limits x from above: Where(x > hi, hi, x), with x's shape and
+// dtype (PyTorch's clamp_max). The gradient is 0 where x > hi; NaN stays
+// NaN. It panics with an *Error for Bool tensors.
+func (x *Tensor) ClampMax(hi float64) *Tensor {
+	x.notBool("clamp_max")
+	return Where(x.GtScalar(hi), x.scalar(hi), x)
+}
+
+// OneHot encodes integer labels of any shape S as a float tensor of shape
+// S + [numClasses] (the device's float dtype) holding 1 at each label's
+// class and 0 elsewhere (PyTorch's one_hot, with a float result), computed
+// as labels.Unsqueeze(-1) == Arange(0, numClasses). The result is never
+// tracked by autodiff. It panics with an *Error when labels is not an
+// integer tensor, numClasses is negative, or a label is outside
+// [0, numClasses).
+func OneHot(labels *Tensor, numClasses int) *Tensor {
+	ops := []string{describe("labels", labels)}
+	if !labels.DType().IsInt() {
+		fail("one_hot", ops, "labels must be an integer tensor")
+	}
+	if numClasses < 0 {
+		fail("one_hot", ops, "numClasses %d is negative", numClasses)
+	}
+	for i, v := range labels.Int64s() {
+		if v < 0 || v >= int64(numClasses) {
+			fail("one_hot", ops, "label %d at flat position %d is outside [0, %d)", v, i, numClasses)
+		}
+	}
+	classes := Arange(0, numClasses, labels.dev)
+	hot := labels.Unsqueeze(-1).Eq(classes)
+	return hot.Cast(DType(labels.dev.Settings().FloatDType))
+}
+
+// AllClose reports whether |x - y| <= atol + rtol·|y| for every element
+// after broadcasting, comparing values as float64 on the host (PyTorch's
+// allclose with equal_nan=false: NaN is never close; equal infinities are).
+// It panics with an *Error when the shapes do not broadcast or the tensors
+// are on different devices.
+func (x *Tensor) AllClose(y *Tensor, rtol, atol float64) bool {
+	commonDevice("allclose", []string{"x", "y"}, x, y)
+	shape, ok := BroadcastShapes(x.shape(), y.shape())
+	if !ok {
+		fail("allclose", []string{describe("x", x), describe("y", y)}, "shapes do not broadcast")
+	}
+	xs, ys := x.Expand(shape...).Float64s(), y.Expand(shape...).Float64s()
+	for i, a := range xs {
+		b := ys[i]
+		if a == b {
+			continue
+		}
+		if math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+			return false
+		}
+		if math.Abs(a-b) > atol+rtol*math.Abs(b) {
+			return false
+		}
+	}
+	return true
+}

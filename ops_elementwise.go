@@ -1,0 +1,337 @@
+package ember
+
+import (
+	"github.com/emberml/ember/backend"
+)
+
+// axis normalizes a possibly negative axis for a tensor of x's rank,
+// panicking with an *Error that names the axis and the rank.
+func (x *Tensor) axis(op string, axis int) int {
+	return normAxis(op, x, axis, x.Rank())
+}
+
+func normAxis(op string, x *Tensor, axis, rank int) int {
+	a := axis
+	if a < 0 {
+		a += rank
+	}
+	if a < 0 || a >= rank {
+		fail(op, []string{describe("x", x)}, "axis %d is out of range for rank %d (valid: %d..%d)", axis, rank, -rank, rank-1)
+	}
+	return a
+}
+
+// commonDevice checks that all tensors live on the same hardware device and
+// returns the device results live on: autodiff when any operand is. Operands
+// on the same hardware without autodiff are moved onto the autodiff device
+// untracked.
+func commonDevice(op string, names []string, xs ...*Tensor) Device {
+	dev := xs[0].dev
+	for _, x := range xs[1:] {
+		if !x.dev.Equal(dev) {
+			ops := make([]string, len(xs))
+			for i, y := range xs {
+				ops[i] = describe(names[i], y)
+			}
+			fail(op, ops, "operands are on different devices; move them with ToDevice first")
+		}
+		if x.dev.autodiff && !dev.autodiff {
+			dev = x.dev
+		}
+	}
+	return dev
+}
+
+// on returns x's primitive as seen by dev's backend (wrapping a
+// non-autodiff tensor for an autodiff device).
+func (x *Tensor) on(dev Device) backend.Tensor {
+	if x.dev.autodiff == dev.autodiff {
+		return x.t
+	}
+	if dev.autodiff {
+		return dev.ad().Wrap(x.t)
+	}
+	return x.dev.ad().Primal(x.t)
+}
+
+// castTo returns x converted to dt (x itself when already dt).
+func (x *Tensor) castTo(dt DType) *Tensor {
+	if x.DType() == dt {
+		return x
+	}
+	return wrap(x.dev, x.dev.backend().Cast(x.t, dt))
+}
+
+// Cast converts the tensor to dt: float to int truncates toward zero, to
+// F16/BF16 rounds to nearest even, to Bool is x != 0, Bool to numbers is 0/1.
+// It panics with an *Error when the device does not support dt.
+func (x *Tensor) Cast(dt DType) *Tensor {
+	if !dt.Valid() || !x.dev.SupportsDType(dt) {
+		fail("cast", []string{describe("x", x)}, "dtype %v is not supported on this device", dt)
+	}
+	return x.castTo(dt)
+}
+
+// BroadcastShapes returns the shape two shapes broadcast to (NumPy rules:
+// align trailing axes; sizes must be equal or 1), or ok=false.
+func BroadcastShapes(a, b []int) (out []int, ok bool) {
+	n := max(len(a), len(b))
+	out = make([]int, n)
+	for i := 0; i < n; i++ {
+		da, db := 1, 1
+		if j := len(a) - n + i; j >= 0 {
+			da = a[j]
+		}
+		if j := len(b) - n + i; j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		case db == 1:
+			out[i] = da
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor {
+	name := op.String()
+	dev := commonDevice(name, []string{"lhs", "rhs"}, x, y)
+	if _, ok := BroadcastShapes(x.shape(), y.shape()); !ok {
+		fail(name, []string{describe("lhs", x), describe("rhs", y)}, "shapes do not broadcast")
+	}
+	if op.IsLogical() {
+		if x.DType() != Bool || y.DType() != Bool {
+			fail(name, []string{describe("lhs", x), describe("rhs", y)}, "needs Bool operands")
+		}
+	} else {
+		dt := backend.Promote(x.DType(), y.DType())
+		if dt == Bool && !op.IsComparison() && op != backend.OpMax && op != backend.OpMin {
+			dt = DType(dev.Settings().IntDType)
+		}
+		if op == backend.OpAtan2 && !dt.IsFloat() {
+			dt = DType(dev.Settings().FloatDType)
+		}
+		if op == backend.OpDiv && !dt.IsFloat() && !x.DType().IsInt() {
+			dt = DType(dev.Settings().FloatDType)
+		}
+		x, y = x.castTo(dt), y.castTo(dt)
+		if dt.IsInt() && (op == backend.OpDiv || op == backend.OpFloorDiv || op == backend.OpRem || op == backend.OpMod) {
+			for _, v := range y.Int64s() {
+				if v == 0 {
+					fail(name, []string{describe("lhs", x), describe("rhs", y)}, "integer division by zero")
+				}
+			}
+		}
+	}
+	return wrap(dev, dev.backend().Binary(op, x.on(dev), y.on(dev)))
+}
+
+func (x *Tensor) scalar(v float64) *Tensor { return FullDType(nil, v, x.DType(), x.dev) }
+
+// Add returns x + y with broadcasting and type promotion (PromoteTypes).
+// It panics with an *Error when the shapes do not broadcast or the devices differ.
+func (x *Tensor) Add(y *Tensor) *Tensor { return x.binary(backend.OpAdd, y) }
+
+// Sub returns x - y (broadcasting, promotion).
+func (x *Tensor) Sub(y *Tensor) *Tensor { return x.binary(backend.OpSub, y) }
+
+// Mul returns x * y elementwise (broadcasting, promotion).
+func (x *Tensor) Mul(y *Tensor) *Tensor { return x.binary(backend.OpMul, y) }
+
+// Div returns x / y: true division for floats; for ints it truncates toward
+// zero like Go's /. Integer division by zero panics with an *Error.
+func (x *Tensor) Div(y *Tensor) *Tensor { return x.binary(backend.OpDiv, y) }
+
+// FloorDiv returns floor(x / y), like Python's //.
+func (x *Tensor) FloorDiv(y *Tensor) *Tensor { return x.binary(backend.OpFloorDiv, y) }
+
+// Rem returns the remainder with the dividend's sign, like Go's % (math.Mod for floats).
+func (x *Tensor) Rem(y *Tensor) *Tensor { return x.binary(backend.OpRem, y) }
+
+// Mod returns the remainder with the divisor's sign, like Python's %.
+func (x *Tensor) Mod(y *Tensor) *Tensor { return x.binary(backend.OpMod, y) }
+
+// Pow returns x raised to y elementwise.
+func (x *Tensor) Pow(y *Tensor) *Tensor { return x.binary(backend.OpPow, y) }
+
+// Maximum returns the elementwise maximum (NaN propagates).
+func (x *Tensor) Maximum(y *Tensor) *Tensor { return x.binary(backend.OpMax, y) }
+
+// Minimum returns the elementwise minimum (NaN propagates).
+func (x *Tensor) Minimum(y *Tensor) *Tensor { return x.binary(backend.OpMin, y) }
+
+// Atan2 returns atan2(x, y) elementwise (float result).
+func (x *Tensor) Atan2(y *Tensor) *Tensor { return x.binary(backend.OpAtan2, y) }
+
+// Eq returns the Bool tensor x == y (broadcasting, promotion).
+func (x *Tensor) Eq(y *Tensor) *Tensor { return x.binary(backend.OpEq, y) }
+
+// Ne returns x != y as Bool.
+func (x *Tensor) Ne(y *Tensor) *Tensor { return x.binary(backend.OpNe, y) }
+
+// Lt returns x < y as Bool.
+func (x *Tensor) Lt(y *Tensor) *Tensor { return x.binary(backend.OpLt, y) }
+
+// Le returns x <= y as Bool.
+func (x *Tensor) Le(y *Tensor) *Tensor { return x.binary(backend.OpLe, y) }
+
+// Gt returns x > y as Bool.
+func (x *Tensor) Gt(y *Tensor) *Tensor { return x.binary(backend.OpGt, y) }
+
+// Ge returns x >= y as Bool.
+func (x *Tensor) Ge(y *Tensor) *Tensor { return x.binary(backend.OpGe, y) }
+
+// And returns the logical and of two Bool tensors.
+func (x *Tensor) And(y *Tensor) *Tensor { return x.binary(backend.OpAnd, y) }
+
+// Or returns the logical or of two Bool tensors.
+func (x *Tensor) Or(y *Tensor) *Tensor { return x.binary(backend.OpOr, y) }
+
+// Xor returns the logical exclusive or of two Bool tensors.
+func (x *Tensor) Xor(y *Tensor) *Tensor { return x.binary(backend.OpXor, y) }
+
+// AddScalar returns x + v (v converted to x's dtype).
+func (x *Tensor) AddScalar(v float64) *Tensor { return x.Add(x.scalar(v)) }
+
+// SubScalar returns x - v (v converted to x's dtype).
+func (x *Tensor) SubScalar(v float64) *Tensor { return x.Sub(x.scalar(v)) }
+
+// MulScalar returns x * v (v converted to x's dtype).
+func (x *Tensor) MulScalar(v float64) *Tensor { return x.Mul(x.scalar(v)) }
+
+// DivScalar returns x / v (v converted to x's dtype).
+func (x *Tensor) DivScalar(v float64) *Tensor { return x.Div(x.scalar(v)) }
+
+// PowScalar returns x raised to v.
+func (x *Tensor) PowScalar(v float64) *Tensor { return x.Pow(x.scalar(v)) }
+
+// EqScalar returns x == v as Bool.
+func (x *Tensor) EqScalar(v float64) *Tensor { return x.Eq(x.scalar(v)) }
+
+// GtScalar returns x > v as Bool.
+func (x *Tensor) GtScalar(v float64) *Tensor { return x.Gt(x.scalar(v)) }
+
+// GeScalar returns x >= v as Bool.
+func (x *Tensor) GeScalar(v float64) *Tensor { return x.Ge(x.scalar(v)) }
+
+// LtScalar returns x < v as Bool.
+func (x *Tensor) LtScalar(v float64) *Tensor { return x.Lt(x.scalar(v)) }
+
+// LeScalar returns x <= v as Bool.
+func (x *Tensor) LeScalar(v float64) *Tensor { return x.Le(x.scalar(v)) }
+
+// MaximumScalar returns max(x, v) elementwise.
+func (x *Tensor) MaximumScalar(v float64) *Tensor { return x.Maximum(x.scalar(v)) }
+
+// MinimumScalar returns min(x, v) elementwise.
+func (x *Tensor) MinimumScalar(v float64) *Tensor { return x.Minimum(x.scalar(v)) }
+
+func (x *Tensor) unary(op backend.UnaryOp) *Tensor {
+	switch op {
+	case backend.OpNot:
+		if x.DType() != Bool {
+			fail(op.String(), []string{describe("x", x)}, "needs a Bool tensor")
+		}
+	case backend.OpNeg, backend.OpAbs, backend.OpSign:
+		if x.DType() == Bool {
+			fail(op.String(), []string{describe("x", x)}, "not defined for Bool tensors")
+		}
+	case backend.OpFloor, backend.OpCeil, backend.OpRound:
+		if !x.DType().IsFloat() {
+			return x
+		}
+	default:
+		if !x.DType().IsFloat() {
+			x = x.castTo(DType(x.dev.Settings().FloatDType))
+		}
+	}
+	return wrap(x.dev, x.dev.backend().Unary(op, x.t))
+}
+
+// Neg returns -x (integers wrap).
+func (x *Tensor) Neg() *Tensor { return x.unary(backend.OpNeg) }
+
+// Abs returns |x|.
+func (x *Tensor) Abs() *Tensor { return x.unary(backend.OpAbs) }
+
+// Sign returns -1, 0 or 1 elementwise (NaN stays NaN).
+func (x *Tensor) Sign() *Tensor { return x.unary(backend.OpSign) }
+
+// Exp returns e^x (ints are first cast to the device's float dtype, as all float-only ops).
+func (x *Tensor) Exp() *Tensor { return x.unary(backend.OpExp) }
+
+// Log returns the natural logarithm.
+func (x *Tensor) Log() *Tensor { return x.unary(backend.OpLog) }
+
+// Log1p returns log(1 + x), accurate near 0.
+func (x *Tensor) Log1p() *Tensor { return x.unary(backend.OpLog1p) }
+
+// Expm1 returns e^x - 1, accurate near 0.
+func (x *Tensor) Expm1() *Tensor { return x.unary(backend.OpExpm1) }
+
+// Sqrt returns the square root.
+func (x *Tensor) Sqrt() *Tensor { return x.unary(backend.OpSqrt) }
+
+// Rsqrt returns 1 / sqrt(x).
+func (x *Tensor) Rsqrt() *Tensor { return x.unary(backend.OpRsqrt) }
+
+// Recip returns 1 / x.
+func (x *Tensor) Recip() *Tensor { return x.unary(backend.OpRecip) }
+
+// Sin returns the sine.
+func (x *Tensor) Sin() *Tensor { return x.unary(backend.OpSin) }
+
+// Cos returns the cosine.
+func (x *Tensor) Cos() *Tensor { return x.unary(backend.OpCos) }
+
+// Tanh returns the hyperbolic tangent.
+func (x *Tensor) Tanh() *Tensor { return x.unary(backend.OpTanh) }
+
+// Sigmoid returns 1 / (1 + e^-x), computed without overflow.
+func (x *Tensor) Sigmoid() *Tensor { return x.unary(backend.OpSigmoid) }
+
+// Erf returns the error function.
+func (x *Tensor) Erf() *Tensor { return x.unary(backend.OpErf) }
+
+// Floor rounds toward -Inf (identity for ints).
+func (x *Tensor) Floor() *Tensor { return x.unary(backend.OpFloor) }
+
+// Ceil rounds toward +Inf (identity for ints).
+func (x *Tensor) Ceil() *Tensor { return x.unary(backend.OpCeil) }
+
+// Round rounds half to even (identity for ints).
+func (x *Tensor) Round() *Tensor { return x.unary(backend.OpRound) }
+
+// Not returns the logical negation of a Bool tensor.
+func (x *Tensor) Not() *Tensor { return x.unary(backend.OpNot) }
+
+// Where returns a where cond is true, else b, elementwise with broadcasting
+// of all three; a and b are promoted to a common dtype. cond must be Bool.
+func Where(cond, a, b *Tensor) *Tensor {
+	ops := []string{describe("cond", cond), describe("a", a), describe("b", b)}
+	if cond.DType() != Bool {
+		fail("where", ops, "condition must be Bool")
+	}
+	dev := commonDevice("where", []string{"cond", "a", "b"}, cond, a, b)
+	s, ok := BroadcastShapes(cond.shape(), a.shape())
+	if ok {
+		_, ok = BroadcastShapes(s, b.shape())
+	}
+	if !ok {
+		fail("where", ops, "shapes do not broadcast")
+	}
+	dt := backend.Promote(a.DType(), b.DType())
+	a, b = a.castTo(dt), b.castTo(dt)
+	return wrap(dev, dev.backend().Where(cond.on(dev), a.on(dev), b.on(dev)))
+}
+
+// MaskFill returns x with value wherever mask (Bool, broadcast to x) is true.
+func (x *Tensor) MaskFill(mask *Tensor, value float64) *Tensor {
+	return Where(mask, x.scalar(value), x)
+}

@@ -1,0 +1,398 @@
+package ember
+
+import (
+	"math"
+	"slices"
+
+	"github.com/emberml/ember/backend"
+)
+
+// Reshape returns x with a new shape of the same element count; one size
+// may be -1 and is inferred. A view when the layout allows.
+func (x *Tensor) Reshape(shape ...int) *Tensor {
+	shape = append([]int{}, shape...)
+	n, infer := 1, -1
+	for i, s := range shape {
+		switch {
+		case s == -1 && infer < 0:
+			infer = i
+		case s < 0:
+			fail("reshape", []string{describe("x", x)}, "bad target shape %v", shape)
+		default:
+			n *= s
+		}
+	}
+	total := x.NumElements()
+	if infer >= 0 {
+		if n == 0 || total%n != 0 {
+			fail("reshape", []string{describe("x", x)}, "cannot infer -1 in %v", shape)
+		}
+		shape[infer] = total / n
+	} else if n != total {
+		fail("reshape", []string{describe("x", x)}, "shape %v has %d elements, the tensor has %d", shape, n, total)
+	}
+	if slices.Equal(shape, x.shape()) {
+		return x
+	}
+	return wrap(x.dev, x.dev.backend().Reshape(x.t, shape))
+}
+
+// Permute reorders the axes: result axis i is x's axis axes[i] (negative
+// allowed). A view.
+func (x *Tensor) Permute(axes ...int) *Tensor {
+	r := x.Rank()
+	if len(axes) != r {
+		fail("permute", []string{describe("x", x)}, "got %d axes %v for rank %d", len(axes), axes, r)
+	}
+	norm := make([]int, r)
+	seen := make([]bool, r)
+	for i, a := range axes {
+		a = x.axis("permute", a)
+		if seen[a] {
+			fail("permute", []string{describe("x", x)}, "axis %d repeated in %v", axes[i], axes)
+		}
+		seen[a], norm[i] = true, a
+	}
+	return wrap(x.dev, x.dev.backend().Permute(x.t, norm))
+}
+
+// SwapAxes exchanges two axes (a view).
+func (x *Tensor) SwapAxes(a, b int) *Tensor {
+	a, b = x.axis("swap_axes", a), x.axis("swap_axes", b)
+	if a == b {
+		return x
+	}
+	axes := make([]int, x.Rank())
+	for i := range axes {
+		axes[i] = i
+	}
+	axes[a], axes[b] = b, a
+	return x.Permute(axes...)
+}
+
+// Transpose swaps the last two axes (a view). It panics with an *Error for rank < 2.
+func (x *Tensor) Transpose() *Tensor {
+	if x.Rank() < 2 {
+		fail("transpose", []string{describe("x", x)}, "needs rank >= 2")
+	}
+	return x.SwapAxes(-2, -1)
+}
+
+// Expand broadcasts x to shape: size-1 axes repeat and new leading axes are
+// added; -1 keeps a size. A view (stride 0).
+func (x *Tensor) Expand(shape ...int) *Tensor {
+	xs := x.shape()
+	if len(shape) < len(xs) {
+		fail("expand", []string{describe("x", x)}, "target %v has lower rank", shape)
+	}
+	out := append([]int{}, shape...)
+	off := len(shape) - len(xs)
+	for i := range out {
+		j := i - off
+		if out[i] == -1 {
+			if j < 0 {
+				fail("expand", []string{describe("x", x)}, "-1 in a new leading axis of %v", shape)
+			}
+			out[i] = xs[j]
+		}
+		if j >= 0 && xs[j] != out[i] && xs[j] != 1 {
+			fail("expand", []string{describe("x", x)}, "cannot expand axis %d of size %d to %d", j, xs[j], out[i])
+		}
+		if out[i] < 0 {
+			fail("expand", []string{describe("x", x)}, "bad target shape %v", shape)
+		}
+	}
+	if slices.Equal(out, xs) {
+		return x
+	}
+	return wrap(x.dev, x.dev.backend().Expand(x.t, out))
+}
+
+// BroadcastTo is Expand.
+func (x *Tensor) BroadcastTo(shape ...int) *Tensor { return x.Expand(shape...) }
+
+// All selects a whole axis in Slice.
+func All() Range { return Range{Start: 0, End: math.MaxInt, Step: 1} }
+
+// R is a Range from start to end (exclusive) with step 1; negative values
+// count from the end, as in Python slicing.
+func R(start, end int) Range { return Range{Start: start, End: end, Step: 1} }
+
+// Slice selects ranges[i] along axis i (Python semantics: negative start and
+// end count from the end, out-of-range bounds are clamped, Step >= 1; a zero
+// Step means 1). Axes past len(ranges) are kept whole. A view.
+func (x *Tensor) Slice(ranges ...Range) *Tensor {
+	xs := x.shape()
+	if len(ranges) > len(xs) {
+		fail("slice", []string{describe("x", x)}, "%d ranges for rank %d", len(ranges), len(xs))
+	}
+	full := make([]Range, len(xs))
+	identity := true
+	for i, n := range xs {
+		r := Range{Start: 0, End: n, Step: 1}
+		if i < len(ranges) {
+			r = ranges[i]
+			if r.Step == 0 {
+				r.Step = 1
+			}
+			if r.Step < 0 {
+				fail("slice", []string{describe("x", x)}, "negative step %d on axis %d (use Flip)", r.Step, i)
+			}
+			r.Start, r.End = clampIndex(r.Start, n), clampIndex(r.End, n)
+			if r.End < r.Start {
+				r.End = r.Start
+			}
+		}
+		if r != (Range{Start: 0, End: n, Step: 1}) {
+			identity = false
+		}
+		full[i] = r
+	}
+	if identity {
+		return x
+	}
+	return wrap(x.dev, x.dev.backend().Slice(x.t, full))
+}
+
+func clampIndex(i, n int) int {
+	if i < 0 {
+		i += n
+	}
+	return min(max(i, 0), n)
+}
+
+// Narrow selects length elements of axis starting at start (negative start
+// counts from the end). It panics with an *Error when the range exceeds the axis.
+func (x *Tensor) Narrow(axis, start, length int) *Tensor {
+	a := x.axis("narrow", axis)
+	n := x.shape()[a]
+	if start < 0 {
+		start += n
+	}
+	if start < 0 || length < 0 || start+length > n {
+		fail("narrow", []string{describe("x", x)}, "range [%d, %d) is outside axis %d of size %d", start, start+length, axis, n)
+	}
+	rs := make([]Range, a+1)
+	for i := range a {
+		rs[i] = All()
+	}
+	rs[a] = Range{Start: start, End: start + length, Step: 1}
+	return x.Slice(rs...)
+}
+
+// Pad pads with value; pads lists (before, after) pairs starting from the
+// LAST axis, as PyTorch's pad: [left, right, top, bottom, ...]. Negative
+// padding is not allowed.
+func (x *Tensor) Pad(pads []int, value float64) *Tensor {
+	r := x.Rank()
+	if len(pads)%2 != 0 || len(pads)/2 > r {
+		fail("pad", []string{describe("x", x)}, "pads %v must be pairs for at most %d axes", pads, r)
+	}
+	p := make([][2]int, r)
+	any := false
+	for i := 0; i < len(pads)/2; i++ {
+		if pads[2*i] < 0 || pads[2*i+1] < 0 {
+			fail("pad", []string{describe("x", x)}, "negative padding in %v", pads)
+		}
+		p[r-1-i] = [2]int{pads[2*i], pads[2*i+1]}
+		any = any || pads[2*i] > 0 || pads[2*i+1] > 0
+	}
+	if !any {
+		return x
+	}
+	return wrap(x.dev, x.dev.backend().Pad(x.t, p, value))
+}
+
+// Flip reverses the listed axes.
+func (x *Tensor) Flip(axes ...int) *Tensor {
+	norm := make([]int, 0, len(axes))
+	for _, a := range axes {
+		a = x.axis("flip", a)
+		if slices.Contains(norm, a) {
+			fail("flip", []string{describe("x", x)}, "axis %d repeated", a)
+		}
+		norm = append(norm, a)
+	}
+	if len(norm) == 0 {
+		return x
+	}
+	return wrap(x.dev, x.dev.backend().Flip(x.t, norm))
+}
+
+// Cat concatenates tensors along axis; all other sizes must agree. Dtypes
+// are promoted to a common one. It panics with an *Error for an empty list,
+// rank or size mismatches, or different devices.
+func Cat(xs []*Tensor, axis int) *Tensor {
+	if len(xs) == 0 {
+		fail("cat", nil, "no tensors")
+	}
+	names := make([]string, len(xs))
+	ops := make([]string, len(xs))
+	for i, x := range xs {
+		names[i] = "x" + itoa(i)
+		ops[i] = describe(names[i], x)
+	}
+	dev := commonDevice("cat", names, xs...)
+	a := normAxis("cat", xs[0], axis, xs[0].Rank())
+	dt := xs[0].DType()
+	for _, x := range xs[1:] {
+		if x.Rank() != xs[0].Rank() {
+			fail("cat", ops, "ranks differ")
+		}
+		for i, s := range x.shape() {
+			if i != a && s != xs[0].shape()[i] {
+				fail("cat", ops, "sizes differ on axis %d", i)
+			}
+		}
+		dt = backend.Promote(dt, x.DType())
+	}
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	ts := make([]backend.Tensor, len(xs))
+	for i, x := range xs {
+		ts[i] = x.castTo(dt).on(dev)
+	}
+	return wrap(dev, dev.backend().Cat(ts, a))
+}
+
+// Stack joins tensors of equal shape along a new axis.
+func Stack(xs []*Tensor, axis int) *Tensor {
+	if len(xs) == 0 {
+		fail("stack", nil, "no tensors")
+	}
+	a := axis
+	if a < 0 {
+		a += xs[0].Rank() + 1
+	}
+	us := make([]*Tensor, len(xs))
+	for i, x := range xs {
+		if !slices.Equal(x.shape(), xs[0].shape()) {
+			fail("stack", []string{describe("x0", xs[0]), describe("x"+itoa(i), x)}, "shapes differ")
+		}
+		us[i] = x.Unsqueeze(a)
+	}
+	return Cat(us, a)
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// Unsqueeze inserts a size-1 axis at position axis (in the result; negative
+// counts from the end of the result).
+func (x *Tensor) Unsqueeze(axis int) *Tensor {
+	r := x.Rank() + 1
+	a := normAxis("unsqueeze", x, axis, r)
+	s := slices.Insert(x.Shape(), a, 1)
+	return x.Reshape(s...)
+}
+
+// Squeeze removes axis, which must have size 1.
+func (x *Tensor) Squeeze(axis int) *Tensor {
+	a := x.axis("squeeze", axis)
+	if x.shape()[a] != 1 {
+		fail("squeeze", []string{describe("x", x)}, "axis %d has size %d, not 1", axis, x.shape()[a])
+	}
+	return x.Reshape(slices.Delete(x.Shape(), a, a+1)...)
+}
+
+// SqueezeAll removes every size-1 axis.
+func (x *Tensor) SqueezeAll() *Tensor {
+	var s []int
+	for _, n := range x.shape() {
+		if n != 1 {
+			s = append(s, n)
+		}
+	}
+	return x.Reshape(s...)
+}
+
+// Flatten merges axes start..end (inclusive, negative allowed) into one.
+func (x *Tensor) Flatten(start, end int) *Tensor {
+	if x.Rank() == 0 {
+		return x.Reshape(1)
+	}
+	s, e := x.axis("flatten", start), x.axis("flatten", end)
+	if s > e {
+		fail("flatten", []string{describe("x", x)}, "start axis %d is after end axis %d", start, end)
+	}
+	xs := x.shape()
+	out := append([]int{}, xs[:s]...)
+	out = append(out, backend.NumElements(xs[s:e+1]))
+	out = append(out, xs[e+1:]...)
+	return x.Reshape(out...)
+}
+
+func checkIndex(op string, x, index *Tensor) {
+	if !index.DType().IsInt() {
+		fail(op, []string{describe("x", x), describe("index", index)}, "index must be an integer tensor")
+	}
+}
+
+func (x *Tensor) checkBounds(op string, index *Tensor, size int) {
+	for i, v := range index.Int64s() {
+		if v < 0 || v >= int64(size) {
+			fail(op, []string{describe("x", x), describe("index", index)}, "index %d at flat position %d is out of range for size %d", v, i, size)
+		}
+	}
+}
+
+// Gather picks x's values along axis at index (PyTorch's gather): for axis
+// 1, out[i][j][k] = x[i][index[i][j][k]][k]. index is an integer tensor of
+// x's rank whose other sizes are at most x's; out has index's shape. Indices
+// out of range panic with an *Error.
+func (x *Tensor) Gather(axis int, index *Tensor) *Tensor {
+	a := x.axis("gather", axis)
+	checkIndex("gather", x, index)
+	if index.Rank() != x.Rank() {
+		fail("gather", []string{describe("x", x), describe("index", index)}, "index rank must equal x's rank")
+	}
+	for i, s := range index.shape() {
+		if i != a && s > x.shape()[i] {
+			fail("gather", []string{describe("x", x), describe("index", index)}, "index size %d exceeds x's size %d on axis %d", s, x.shape()[i], i)
+		}
+	}
+	dev := commonDevice("gather", []string{"x", "index"}, x, index)
+	index = index.castTo(I64)
+	x.checkBounds("gather", index, x.shape()[a])
+	return wrap(dev, dev.backend().Gather(x.on(dev), a, index.on(dev)))
+}
+
+// ScatterAdd returns a copy of x with src's values added at index along axis
+// (PyTorch's scatter_add): for axis 1, out[i][index[i][j][k]][k] += src[i][j][k].
+// index (integer) and src have equal shapes, at most x's on other axes.
+func (x *Tensor) ScatterAdd(axis int, index, src *Tensor) *Tensor {
+	a := x.axis("scatter_add", axis)
+	checkIndex("scatter_add", x, index)
+	ops := []string{describe("x", x), describe("index", index), describe("src", src)}
+	if !slices.Equal(index.shape(), src.shape()) || index.Rank() != x.Rank() {
+		fail("scatter_add", ops, "index and src must have equal shapes of x's rank")
+	}
+	for i, s := range index.shape() {
+		if i != a && s > x.shape()[i] {
+			fail("scatter_add", ops, "index size %d exceeds x's size %d on axis %d", s, x.shape()[i], i)
+		}
+	}
+	dev := commonDevice("scatter_add", []string{"x", "index", "src"}, x, index, src)
+	index = index.castTo(I64)
+	x.checkBounds("scatter_add", index, x.shape()[a])
+	return wrap(dev, dev.backend().ScatterAdd(x.on(dev), a, index.on(dev), src.castTo(x.DType()).on(dev)))
+}
+
+// IndexSelect picks the entries of axis named by index (a rank-1 integer
+// tensor), like PyTorch's index_select. Out-of-range indices panic with an *Error.
+func (x *Tensor) IndexSelect(axis int, index *Tensor) *Tensor {
+	a := x.axis("index_select", axis)
+	checkIndex("index_select", x, index)
+	if index.Rank() != 1 {
+		fail("index_select", []string{describe("x", x), describe("index", index)}, "index must be rank 1")
+	}
+	dev := commonDevice("index_select", []string{"x", "index"}, x, index)
+	index = index.castTo(I64)
+	x.checkBounds("index_select", index, x.shape()[a])
+	return wrap(dev, dev.backend().IndexSelect(x.on(dev), a, index.on(dev)))
+}

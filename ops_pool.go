@@ -1,0 +1,130 @@
+package ember
+
+import (
+	"math"
+)
+
+// PoolOptions are the window attributes of a 2-d pooling, PyTorch's names,
+// per spatial axis (height, width): Kernel (each >= 1), Stride (zero means
+// equal to Kernel, PyTorch's default), Padding (>= 0, at most half the
+// dilated kernel size, as PyTorch requires) and Dilation (zero means 1). The
+// output size is PyTorch's floor formula
+// Ho = (H + 2·padH − dilH·(kH−1) − 1)/strideH + 1 (no ceil mode).
+type PoolOptions struct {
+	Kernel, Stride, Padding, Dilation [2]int
+}
+
+// norm fills in the defaults and checks the options, panicking with an
+// *Error for op that names x.
+func (o PoolOptions) norm(op string, x *Tensor) PoolOptions {
+	ops := []string{describe("x", x)}
+	for i := range 2 {
+		if o.Stride[i] == 0 {
+			o.Stride[i] = o.Kernel[i]
+		}
+		if o.Dilation[i] == 0 {
+			o.Dilation[i] = 1
+		}
+		if o.Kernel[i] < 1 || o.Stride[i] < 1 || o.Dilation[i] < 1 || o.Padding[i] < 0 {
+			fail(op, ops, "bad options %+v (kernel, stride, dilation >= 1; padding >= 0)", o)
+		}
+		if eff := o.Dilation[i]*(o.Kernel[i]-1) + 1; 2*o.Padding[i] > eff {
+			fail(op, ops, "padding %v must be at most half the (dilated) kernel %v", o.Padding, o.Kernel)
+		}
+	}
+	return o
+}
+
+// windows pads x [N, C, H, W] with value and returns the kH·kW strided views
+// [N, C, Ho, Wo], one per kernel offset, so that the pooled value at (ho, wo)
+// combines element (ho, wo) of every view.
+func (x *Tensor) windows(op string, o PoolOptions, value float64) []*Tensor {
+	if x.Rank() != 4 {
+		fail(op, []string{describe("x", x)}, "needs x [N, C, H, W] (or [C, H, W])")
+	}
+	var out [2]int
+	for i := range 2 {
+		in := x.shape()[2+i] + 2*o.Padding[i]
+		eff := o.Dilation[i]*(o.Kernel[i]-1) + 1
+		if in < eff {
+			fail(op, []string{describe("x", x)}, "window (dilated size %d) is larger than the padded input %d on spatial axis %d", eff, in, i)
+		}
+		out[i] = (in-eff)/o.Stride[i] + 1
+	}
+	p := x.Pad([]int{o.Padding[1], o.Padding[1], o.Padding[0], o.Padding[0]}, value)
+	views := make([]*Tensor, 0, o.Kernel[0]*o.Kernel[1])
+	for i := range o.Kernel[0] {
+		h0 := i * o.Dilation[0]
+		for j := range o.Kernel[1] {
+			w0 := j * o.Dilation[1]
+			views = append(views, p.Slice(All(), All(),
+				Range{Start: h0, End: h0 + o.Stride[0]*(out[0]-1) + 1, Step: o.Stride[0]},
+				Range{Start: w0, End: w0 + o.Stride[1]*(out[1]-1) + 1, Step: o.Stride[1]}))
+		}
+	}
+	return views
+}
+
+// pool4 runs f on x viewed as rank 4 (a rank-3 [C, H, W] input gains and
+// then loses a batch axis, as PyTorch accepts unbatched input).
+func (x *Tensor) pool4(f func(*Tensor) *Tensor) *Tensor {
+	if x.Rank() == 3 {
+		return f(x.Unsqueeze(0)).Squeeze(0)
+	}
+	return f(x)
+}
+
+// MaxPool2d returns the maximum over each window of x [N, C, H, W] (or
+// [C, H, W]) -> [N, C, Ho, Wo] (PyTorch's max_pool2d without ceil mode):
+// padding counts as -Inf, NaN propagates. It is composed as the elementwise
+// Maximum of the kH·kW strided views of the padded input, so its gradient
+// follows Maximum's (split evenly between tied elements, where PyTorch
+// gives it all to the first). Int inputs are first cast to the device's
+// float dtype. It panics with an *Error on a wrong rank, bad options or a
+// window larger than the padded input.
+func (x *Tensor) MaxPool2d(opts PoolOptions) *Tensor {
+	x.notBool("max_pool2d")
+	x = x.asFloat()
+	o := opts.norm("max_pool2d", x)
+	return x.pool4(func(x *Tensor) *Tensor {
+		vs := x.windows("max_pool2d", o, math.Inf(-1))
+		out := vs[0]
+		for _, v := range vs[1:] {
+			out = out.Maximum(v)
+		}
+		return out
+	})
+}
+
+// AvgPool2d returns the mean over each window of x [N, C, H, W] (or
+// [C, H, W]) -> [N, C, Ho, Wo] (PyTorch's avg_pool2d without ceil mode; its
+// Dilation, which PyTorch lacks, spaces the window's taps as in MaxPool2d).
+// Padding counts as 0; the divisor is the window size kH·kW when
+// countIncludePad, else the number of non-padding elements in the window.
+// Int inputs are first cast to the device's float dtype. It panics with an
+// *Error on a wrong rank, bad options or a window larger than the padded
+// input.
+func (x *Tensor) AvgPool2d(opts PoolOptions, countIncludePad bool) *Tensor {
+	x.notBool("avg_pool2d")
+	x = x.asFloat()
+	o := opts.norm("avg_pool2d", x)
+	return x.pool4(func(x *Tensor) *Tensor {
+		vs := x.windows("avg_pool2d", o, 0)
+		sum := vs[0]
+		for _, v := range vs[1:] {
+			sum = sum.Add(v)
+		}
+		if countIncludePad || o.Padding == [2]int{} {
+			return sum.DivScalar(float64(o.Kernel[0] * o.Kernel[1]))
+		}
+		// Count the real elements of each window by pooling ones (untracked).
+		s := x.shape()
+		ones := FullDType([]int{1, 1, s[2], s[3]}, 1, x.DType(), x.dev.Inner())
+		cs := ones.windows("avg_pool2d", o, 0)
+		count := cs[0]
+		for _, c := range cs[1:] {
+			count = count.Add(c)
+		}
+		return sum.Div(count)
+	})
+}

@@ -1,0 +1,135 @@
+package optim
+
+import (
+	"math"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/nn"
+)
+
+// AdamConfig configures Adam and AdamW. A zero field takes PyTorch's
+// default: LR 1e-3, Beta1 0.9, Beta2 0.999, Eps 1e-8, and WeightDecay 0 for
+// Adam but 0.01 for AdamW. (So a literal zero cannot be chosen for these
+// fields; use Adam for AdamW without decay.)
+type AdamConfig struct {
+	// LR is the learning rate.
+	LR float64
+	// Beta1 and Beta2 are the decay rates of the first and second moment
+	// estimates, in [0, 1).
+	Beta1, Beta2 float64
+	// Eps is added to the denominator for numerical stability.
+	Eps float64
+	// WeightDecay is Adam's L2 penalty (added to the gradient) or AdamW's
+	// decoupled decay rate.
+	WeightDecay float64
+}
+
+func (c AdamConfig) withDefaults(op string, weightDecay float64) AdamConfig {
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.LR, 1e-3)
+	def(&c.Beta1, 0.9)
+	def(&c.Beta2, 0.999)
+	def(&c.Eps, 1e-8)
+	def(&c.WeightDecay, weightDecay)
+	if c.LR < 0 || c.Beta1 < 0 || c.Beta1 >= 1 || c.Beta2 < 0 || c.Beta2 >= 1 || c.Eps < 0 || c.WeightDecay < 0 {
+		panic(&ember.Error{Op: op, Msg: "invalid config: need LR, Eps, WeightDecay >= 0 and betas in [0, 1)"})
+	}
+	return c
+}
+
+// adamState is one parameter's moment estimates and step count.
+type adamState struct {
+	m, v *ember.Tensor
+	t    int
+}
+
+// adamCore holds what Adam and AdamW share.
+type adamCore struct {
+	cfg    AdamConfig
+	params []nn.NamedParam
+	state  map[*nn.Param]*adamState
+}
+
+// step runs one update; decoupled selects AdamW's weight decay.
+func (o *adamCore) step(grads *ember.Gradients, decoupled bool) {
+	c := o.cfg
+	for _, np := range o.params {
+		p := np.Param
+		g, theta := gradOf(p, grads)
+		if g == nil {
+			continue
+		}
+		if decoupled {
+			theta = theta.MulScalar(1 - c.LR*c.WeightDecay)
+		} else if c.WeightDecay != 0 {
+			g = g.Add(theta.MulScalar(c.WeightDecay))
+		}
+		s, ok := o.state[p]
+		if !ok {
+			s = &adamState{m: ember.ZerosLike(g), v: ember.ZerosLike(g)}
+			o.state[p] = s
+		}
+		s.t++
+		s.m = s.m.MulScalar(c.Beta1).Add(g.MulScalar(1 - c.Beta1))
+		s.v = s.v.MulScalar(c.Beta2).Add(g.Mul(g).MulScalar(1 - c.Beta2))
+		bc1 := 1 - math.Pow(c.Beta1, float64(s.t))
+		bc2 := 1 - math.Pow(c.Beta2, float64(s.t))
+		denom := s.v.Sqrt().DivScalar(math.Sqrt(bc2)).AddScalar(c.Eps)
+		commit(p, theta.Sub(s.m.Div(denom).MulScalar(c.LR/bc1)))
+	}
+}
+
+// Adam is PyTorch's torch.optim.Adam (amsgrad off) with L2 weight decay
+// added to the gradient. For each parameter θ with gradient g, at its t-th
+// step (t counts the steps in which θ had a gradient):
+//
+//	g ← g + λθ
+//	m ← β₁m + (1−β₁)g
+//	v ← β₂v + (1−β₂)g²
+//	θ ← θ − lr/(1−β₁ᵗ) · m / (√v/√(1−β₂ᵗ) + ε)
+type Adam struct{ adamCore }
+
+// NewAdam makes an Adam optimizer over params; zero config fields take
+// PyTorch's defaults (see AdamConfig). It panics with an *ember.Error for
+// an invalid config or a nil parameter.
+func NewAdam(params []nn.NamedParam, cfg AdamConfig) *Adam {
+	return &Adam{adamCore{cfg: cfg.withDefaults("adam", 0), params: checkParams("adam", params), state: map[*nn.Param]*adamState{}}}
+}
+
+// Step applies one update to every parameter with a gradient in grads.
+func (o *Adam) Step(grads *ember.Gradients) { o.step(grads, false) }
+
+// LR returns the learning rate.
+func (o *Adam) LR() float64 { return o.cfg.LR }
+
+// SetLR sets the learning rate.
+func (o *Adam) SetLR(lr float64) { o.cfg.LR = lr }
+
+// AdamW is Adam with decoupled weight decay (Loshchilov & Hutter, PyTorch's
+// torch.optim.AdamW, amsgrad off): before the Adam update, without adding
+// anything to the gradient,
+//
+//	θ ← θ·(1 − lr·λ)
+//
+// The default decay λ is 0.01.
+type AdamW struct{ adamCore }
+
+// NewAdamW makes an AdamW optimizer over params; zero config fields take
+// PyTorch's defaults (WeightDecay 0.01; see AdamConfig). It panics with an
+// *ember.Error for an invalid config or a nil parameter.
+func NewAdamW(params []nn.NamedParam, cfg AdamConfig) *AdamW {
+	return &AdamW{adamCore{cfg: cfg.withDefaults("adamw", 0.01), params: checkParams("adamw", params), state: map[*nn.Param]*adamState{}}}
+}
+
+// Step applies one update to every parameter with a gradient in grads.
+func (o *AdamW) Step(grads *ember.Gradients) { o.step(grads, true) }
+
+// LR returns the learning rate.
+func (o *AdamW) LR() float64 { return o.cfg.LR }
+
+// SetLR sets the learning rate.
+func (o *AdamW) SetLR(lr float64) { o.cfg.LR = lr }

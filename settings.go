@@ -1,0 +1,109 @@
+package ember
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/emberml/ember/backend"
+)
+
+// DeviceSettings are a device's default dtypes: the dtype of float tensors
+// created without one (FromFloats, Zeros, Random, ...), of int tensors
+// (FromInts, Arange, Argmax results keep I64) and the bool store.
+type DeviceSettings struct {
+	FloatDType FloatDType
+	IntDType   IntDType
+	BoolDType  BoolDType
+}
+
+var defaultSettings = DeviceSettings{FloatDType: backend.FloatF32, IntDType: backend.IntI64, BoolDType: BoolNative}
+
+// DeviceConfig changes a device's settings; a zero field leaves that
+// setting as it is. Build one with the With methods:
+//
+//	ember.DeviceConfig{}.WithFloatDType(ember.FloatBF16)
+type DeviceConfig struct {
+	FloatDType FloatDType
+	IntDType   IntDType
+	BoolDType  BoolDType
+}
+
+// WithFloatDType returns c with the float dtype set.
+func (c DeviceConfig) WithFloatDType(f FloatDType) DeviceConfig { c.FloatDType = f; return c }
+
+// WithIntDType returns c with the int dtype set.
+func (c DeviceConfig) WithIntDType(i IntDType) DeviceConfig { c.IntDType = i; return c }
+
+// WithBoolDType returns c with the bool store set.
+func (c DeviceConfig) WithBoolDType(b BoolDType) DeviceConfig { c.BoolDType = b; return c }
+
+// Settings returns the device's settings (the defaults F32, I64, Native
+// until Configure changes them).
+func (d Device) Settings() DeviceSettings {
+	s := d.state()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
+}
+
+// Configure sets the device's default dtypes. It must come before the
+// device's first tensor operation and at most once; otherwise it returns a
+// *DeviceError wrapping ErrAlreadyInitialized. A dtype the device cannot
+// compute in gives ErrUnsupportedDType; a dtype of the wrong category (an
+// int as FloatDType) is also ErrUnsupportedDType. On error nothing changes.
+// Autodiff variants of a device share its settings.
+func (d Device) Configure(cfg DeviceConfig) error {
+	s := d.state()
+	name := d.Inner().String()
+	b, err := s.open()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.configured || s.locked.Load() {
+		why := "configured twice"
+		if !s.configured {
+			why = "settings are locked by the device's first tensor operation"
+		}
+		return &DeviceError{Device: name, Op: "configure", Err: fmt.Errorf("%w: %s", ErrAlreadyInitialized, why)}
+	}
+	next := s.settings
+	check := func(dt DType, ok bool, what string) error {
+		if !ok {
+			return &DeviceError{Device: name, Op: "configure", Err: fmt.Errorf("%w: %v is not a %s dtype", ErrUnsupportedDType, dt, what)}
+		}
+		if !b.SupportsDType(dt) {
+			return &DeviceError{Device: name, Op: "configure", Err: fmt.Errorf("%w: %v is not supported by %s", ErrUnsupportedDType, dt, name)}
+		}
+		return nil
+	}
+	if cfg.FloatDType != 0 {
+		if err := check(DType(cfg.FloatDType), DType(cfg.FloatDType).IsFloat(), "float"); err != nil {
+			return err
+		}
+		next.FloatDType = cfg.FloatDType
+	}
+	if cfg.IntDType != 0 {
+		if err := check(DType(cfg.IntDType), DType(cfg.IntDType).IsInt(), "int"); err != nil {
+			return err
+		}
+		next.IntDType = cfg.IntDType
+	}
+	if cfg.BoolDType != 0 {
+		if cfg.BoolDType < BoolNative || cfg.BoolDType > BoolU32 {
+			return &DeviceError{Device: name, Op: "configure", Err: fmt.Errorf("%w: bool store %v", ErrUnsupportedDType, cfg.BoolDType)}
+		}
+		next.BoolDType = cfg.BoolDType
+	}
+	s.settings = next
+	s.configured = true
+	return nil
+}
+
+func joinErrors(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,147 @@
+package train
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/data"
+)
+
+// Defaults applied by Run to zero Config fields.
+const (
+	// DefaultModel is the model trained when Config.Model is empty.
+	DefaultModel = "mlp"
+	// DefaultOptimizer is the optimizer used when Config.Optimizer is empty.
+	DefaultOptimizer = "adam"
+	// DefaultBatch is the mini-batch size when Config.Batch is zero.
+	DefaultBatch = 64
+	// DefaultEvalBatch is the batch size of test-set evaluation.
+	DefaultEvalBatch = 1000
+	// DefaultSGDMomentum is the momentum of the "sgd" optimizer.
+	DefaultSGDMomentum = 0.9
+	// DefaultAdamWWeightDecay is the decoupled weight decay of "adamw"
+	// (PyTorch's default for AdamW).
+	DefaultAdamWWeightDecay = 1e-2
+)
+
+// DefaultLR returns the learning rate used when Config.LR is zero: 1e-3 for
+// "adam" and "adamw" (the Adam paper's and PyTorch's default), 1e-2 for
+// "sgd" (with momentum DefaultSGDMomentum), and 0 for an unknown name.
+func DefaultLR(optimizer string) float64 {
+	switch optimizer {
+	case "adam", "adamw":
+		return 1e-3
+	case "sgd":
+		return 1e-2
+	}
+	return 0
+}
+
+// Config describes a training run. The zero value is valid: one epoch of
+// the MLP with Adam (lr 1e-3), batches of 64, on ember.DefaultDevice, with
+// MNIST found by data.FindMNIST and no output.
+type Config struct {
+	// Model is "mlp" (NewMLP) or "cnn" (NewCNN); "" means DefaultModel.
+	Model string
+	// Epochs is the number of passes over the training set. 0 trains
+	// nothing: with Load set, Run only evaluates the loaded model.
+	// Negative values are an error.
+	Epochs int
+	// Batch is the mini-batch size; 0 means DefaultBatch. The last,
+	// partial batch of an epoch is kept.
+	Batch int
+	// LR is the learning rate; 0 means DefaultLR(Optimizer).
+	LR float64
+	// Optimizer is "adam", "adamw" or "sgd" (with momentum
+	// DefaultSGDMomentum); "" means DefaultOptimizer.
+	Optimizer string
+	// Device runs the model; the zero Device means ember.DefaultDevice().
+	// Run enables autodiff on it (an autodiff device is accepted as is).
+	Device ember.Device
+	// Seed seeds the device's random generator (parameter
+	// initialization) and the shuffle order of the training batches.
+	Seed uint64
+	// Checkpointing trains with gradient checkpointing (the Balanced
+	// strategy; see ember.Device.GradientCheckpointing): less memory,
+	// identical gradients, some recomputation.
+	Checkpointing bool
+	// Load, when non-empty, is a parameter file written by nn.Save (for
+	// example by an earlier run with Save) loaded into the model before
+	// training.
+	Load string
+	// Save, when non-empty, is the file the trained parameters are
+	// written to with nn.Save.
+	Save string
+	// Plot, when non-empty, is the image file the curves are drawn to;
+	// its extension picks the format (see WritePlot).
+	Plot string
+	// JSON makes the per-epoch report one JSON object per line (see
+	// EpochStats) and suppresses every other line on Out.
+	JSON bool
+	// DataDir is the directory of the MNIST IDX files; "" lets
+	// data.FindMNIST locate them. Unused when Train and Test are set.
+	DataDir string
+	// Limit, when positive, trains on the first Limit training examples
+	// only; 0 uses all.
+	Limit int
+	// TestLimit, when positive, evaluates on the first TestLimit test
+	// examples only; 0 uses all.
+	TestLimit int
+	// Out receives the report; nil discards it.
+	Out io.Writer
+	// Progress draws a progress bar per epoch on ProgressOut.
+	Progress bool
+	// ProgressOut is where the progress bar goes; nil means os.Stderr.
+	ProgressOut io.Writer
+	// Train and Test, when non-nil, replace the MNIST training and test
+	// splits. Their examples must have 784 values (28×28 images); labels
+	// are 0..9.
+	Train, Test data.Dataset
+	// OnStep, when non-nil, is called after every optimizer step with the
+	// step number (counted from 1 over the whole run) and the step's
+	// mean loss.
+	OnStep func(step int, loss float64)
+}
+
+// withDefaults returns c with zero fields filled in, or an error naming the
+// first invalid field.
+func (c Config) withDefaults() (Config, error) {
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+	if _, ok := models[c.Model]; !ok {
+		return c, fmt.Errorf("train: unknown model %q (want %s)", c.Model, modelNames())
+	}
+	if c.Optimizer == "" {
+		c.Optimizer = DefaultOptimizer
+	}
+	if DefaultLR(c.Optimizer) == 0 {
+		return c, fmt.Errorf("train: unknown optimizer %q (want adam, adamw or sgd)", c.Optimizer)
+	}
+	if c.LR == 0 {
+		c.LR = DefaultLR(c.Optimizer)
+	}
+	if c.LR < 0 {
+		return c, fmt.Errorf("train: learning rate %g, want > 0", c.LR)
+	}
+	if c.Epochs < 0 {
+		return c, fmt.Errorf("train: %d epochs, want >= 0", c.Epochs)
+	}
+	if c.Batch == 0 {
+		c.Batch = DefaultBatch
+	}
+	if c.Batch < 0 {
+		return c, fmt.Errorf("train: batch size %d, want >= 1", c.Batch)
+	}
+	if c.Limit < 0 || c.TestLimit < 0 {
+		return c, fmt.Errorf("train: limits %d and %d, want >= 0 (0 = all examples)", c.Limit, c.TestLimit)
+	}
+	if c.Device.IsZero() {
+		c.Device = ember.DefaultDevice()
+	}
+	if c.Out == nil {
+		c.Out = io.Discard
+	}
+	return c, nil
+}

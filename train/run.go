@@ -1,0 +1,244 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/data"
+	"github.com/emberml/ember/nn"
+	"github.com/emberml/ember/optim"
+)
+
+// EpochStats is the report of one epoch, printed by Run as one JSON
+// object per line with Config.JSON:
+//
+//	{"epoch":1,"train_loss":0.2853,"test_accuracy":0.9571,"seconds":12.3,"examples_per_second":4878}
+//
+// Epoch 0 is the report of an evaluation-only run (Epochs 0): its
+// TrainLoss is 0 and Seconds and ExamplesPerSecond describe the
+// evaluation.
+type EpochStats struct {
+	// Epoch counts from 1.
+	Epoch int `json:"epoch"`
+	// TrainLoss is the mean cross-entropy (nats) over the epoch's
+	// training examples, each measured in the forward pass of its step.
+	TrainLoss float64 `json:"train_loss"`
+	// TestAccuracy is the fraction (0..1) of test examples whose logits'
+	// argmax equals the label, after the epoch, in evaluation mode.
+	TestAccuracy float64 `json:"test_accuracy"`
+	// Seconds is the wall time of the epoch's training steps (the test
+	// evaluation is not included).
+	Seconds float64 `json:"seconds"`
+	// ExamplesPerSecond is the number of training examples of the epoch
+	// divided by Seconds.
+	ExamplesPerSecond float64 `json:"examples_per_second"`
+	// Steps is the number of optimizer steps of the epoch (not part of
+	// the JSON report).
+	Steps int `json:"-"`
+}
+
+// Result is what Run returns.
+type Result struct {
+	// Model is the trained model; its parameters live on Device.
+	Model nn.Module
+	// Device is the autodiff device the model was trained on.
+	Device ember.Device
+	// Epochs holds one entry per epoch (or the single Epoch 0 entry of
+	// an evaluation-only run).
+	Epochs []EpochStats
+	// StepLosses holds the mean loss of every optimizer step, in order.
+	StepLosses []float64
+	// TestAccuracy is the last measured test accuracy.
+	TestAccuracy float64
+}
+
+// Run trains the model cfg describes and returns its per-epoch statistics
+// and the trained model. It reports to cfg.Out as it goes (see Config and
+// EpochStats) and writes cfg.Save and cfg.Plot at the end. When ctx is
+// done it stops after the current step, still writes Save and Plot for
+// what was trained, and returns ctx's error with the partial Result. Errors: an invalid
+// Config, missing or corrupt MNIST files (wrapping fs.ErrNotExist or
+// data.ErrFormat), an unusable device, a failed Load or Save, and tensor
+// errors raised during training (as returned by ember.Try).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	dev := cfg.Device.Inner()
+	if err := dev.Init(); err != nil {
+		return nil, err
+	}
+	trainSet, testSet, err := datasets(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, trainSet: trainSet, testSet: testSet, rep: newReporter(cfg)}
+	if err := ember.Try(func() { err = r.run(ctx, dev) }); err != nil {
+		return r.res, fmt.Errorf("train: %w", err)
+	}
+	return r.res, err
+}
+
+// datasets returns the training and test sets of cfg, capped by Limit
+// and TestLimit.
+func datasets(cfg Config) (trainSet, testSet data.Dataset, err error) {
+	trainSet, testSet = cfg.Train, cfg.Test
+	if trainSet == nil {
+		if trainSet, err = data.MNIST(cfg.DataDir, "train", data.Normalized()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if testSet == nil {
+		if testSet, err = data.MNIST(cfg.DataDir, "test", data.Normalized()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cfg.Limit > 0 {
+		trainSet = data.Subset(trainSet, 0, min(cfg.Limit, trainSet.Len()))
+	}
+	if cfg.TestLimit > 0 {
+		testSet = data.Subset(testSet, 0, min(cfg.TestLimit, testSet.Len()))
+	}
+	return trainSet, testSet, nil
+}
+
+// runner holds the state of one Run.
+type runner struct {
+	cfg               Config
+	trainSet, testSet data.Dataset
+	rep               *reporter
+	res               *Result
+}
+
+// run is Run after validation; tensor errors panic out of it.
+func (r *runner) run(ctx context.Context, dev ember.Device) error {
+	cfg := r.cfg
+	dev.Seed(cfg.Seed)
+	adev := dev.Autodiff()
+	if cfg.Checkpointing {
+		adev = adev.GradientCheckpointing()
+	}
+	model, _ := NewModel(cfg.Model, adev)
+	r.res = &Result{Model: model, Device: adev}
+	if cfg.Load != "" {
+		if err := nn.Load(cfg.Load, model); err != nil {
+			return err
+		}
+	}
+	r.rep.start(cfg, adev, nn.NumParams(model), r.trainSet.Len(), r.testSet.Len())
+
+	if cfg.Epochs == 0 {
+		start := time.Now()
+		acc, err := Evaluate(model, r.testSet, adev, DefaultEvalBatch)
+		if err != nil {
+			return err
+		}
+		secs := time.Since(start).Seconds()
+		st := EpochStats{TestAccuracy: acc, Seconds: secs, ExamplesPerSecond: float64(r.testSet.Len()) / secs}
+		r.res.Epochs = append(r.res.Epochs, st)
+		r.res.TestAccuracy = acc
+		r.rep.epoch(st, cfg.Epochs)
+		return r.finish(model)
+	}
+
+	opt := newOptimizer(cfg, model)
+	loader := data.NewLoader(r.trainSet, cfg.Batch, data.LoaderOptions{Shuffle: true, Seed: cfg.Seed})
+	defer loader.Close()
+	for e := 0; e < cfg.Epochs; e++ {
+		st, err := r.epoch(ctx, e, loader, model, opt, adev)
+		if err != nil {
+			if ctx.Err() != nil {
+				// Interrupted: keep what was trained so far.
+				if ferr := r.finish(model); ferr != nil {
+					return errors.Join(err, ferr)
+				}
+			}
+			return err
+		}
+		r.res.Epochs = append(r.res.Epochs, st)
+		r.res.TestAccuracy = st.TestAccuracy
+		r.rep.epoch(st, cfg.Epochs)
+	}
+	return r.finish(model)
+}
+
+// epoch trains one epoch (counted from 0) and evaluates the model.
+func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn.Module, opt optim.Optimizer, adev ember.Device) (EpochStats, error) {
+	nn.SetTraining(model, true)
+	bar := r.rep.bar(e, r.cfg.Epochs, loader.Len())
+	start := time.Now()
+	it := loader.Iter(ctx, e)
+	defer it.Close()
+	var lossSum float64
+	examples, steps := 0, 0
+	for it.Next() {
+		b := it.Batch()
+		loss := step(model, opt, b, adev)
+		lossSum += loss * float64(b.Size)
+		examples += b.Size
+		steps++
+		r.res.StepLosses = append(r.res.StepLosses, loss)
+		if r.cfg.OnStep != nil {
+			r.cfg.OnStep(len(r.res.StepLosses), loss)
+		}
+		bar.step(loss)
+	}
+	bar.finish()
+	if err := it.Err(); err != nil {
+		return EpochStats{}, err
+	}
+	secs := time.Since(start).Seconds()
+	acc, err := Evaluate(model, r.testSet, adev, DefaultEvalBatch)
+	if err != nil {
+		return EpochStats{}, err
+	}
+	st := EpochStats{Epoch: e + 1, TestAccuracy: acc, Seconds: secs, Steps: steps}
+	if examples > 0 {
+		st.TrainLoss = lossSum / float64(examples)
+		st.ExamplesPerSecond = float64(examples) / secs
+	}
+	return st, nil
+}
+
+// step runs one optimizer step on batch b and returns the batch's mean
+// loss: forward, cross-entropy, backward, update.
+func step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) float64 {
+	x := ember.FromFloats(b.Images, []int{b.Size, imageChannels, imageSize, imageSize}, adev)
+	y := ember.FromInts(b.Labels, []int{b.Size}, adev)
+	loss := nn.CrossEntropy(model.Forward(x), y)
+	grads := loss.Backward()
+	opt.Step(grads)
+	return loss.Item()
+}
+
+// finish writes the Save and Plot files.
+func (r *runner) finish(model nn.Module) error {
+	if r.cfg.Save != "" {
+		if err := nn.Save(r.cfg.Save, model); err != nil {
+			return err
+		}
+	}
+	if r.cfg.Plot != "" && len(r.res.StepLosses) > 0 {
+		if err := WritePlot(r.cfg.Plot, r.res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newOptimizer builds the optimizer cfg names over the model's parameters.
+func newOptimizer(cfg Config, model nn.Module) optim.Optimizer {
+	params := parameters(model)
+	switch cfg.Optimizer {
+	case "sgd":
+		return optim.NewSGD(params, optim.SGDConfig{LR: cfg.LR, Momentum: DefaultSGDMomentum})
+	case "adamw":
+		return optim.NewAdamW(params, optim.AdamConfig{LR: cfg.LR, WeightDecay: DefaultAdamWWeightDecay})
+	default:
+		return optim.NewAdam(params, optim.AdamConfig{LR: cfg.LR})
+	}
+}

@@ -38,11 +38,11 @@ func (x *Tensor) Matmul(y *Tensor) *Tensor {
 	dt := backend.Promote(a.DType(), b.DType())
 	a, b = a.castTo(dt), b.castTo(dt)
 	out := wrap(dev, dev.backend().Matmul(a.on(dev), b.on(dev)))
-	if y.Rank() == 1 {
-		out = out.Squeeze(-1)
-	}
 	if x.Rank() == 1 {
 		out = out.Squeeze(-2)
+	}
+	if y.Rank() == 1 {
+		out = out.Squeeze(-1)
 	}
 	return out
 }

@@ -14,6 +14,8 @@ const (
 	DefaultModel = "mlp"
 	// DefaultOptimizer is the optimizer used when Config.Optimizer is empty.
 	DefaultOptimizer = "adam"
+	// DefaultEpochs is the number of epochs when Config.Epochs is zero.
+	DefaultEpochs = 1
 	// DefaultBatch is the mini-batch size when Config.Batch is zero.
 	DefaultBatch = 64
 	// DefaultEvalBatch is the batch size of test-set evaluation.
@@ -44,10 +46,12 @@ func DefaultLR(optimizer string) float64 {
 type Config struct {
 	// Model is "mlp" (NewMLP) or "cnn" (NewCNN); "" means DefaultModel.
 	Model string
-	// Epochs is the number of passes over the training set. 0 trains
-	// nothing: with Load set, Run only evaluates the loaded model.
-	// Negative values are an error.
+	// Epochs is the number of passes over the training set; 0 means
+	// DefaultEpochs. Negative values are an error.
 	Epochs int
+	// EvalOnly skips training: Run only evaluates the model (normally
+	// loaded from Load) on the test set and reports it as epoch 0.
+	EvalOnly bool
 	// Batch is the mini-batch size; 0 means DefaultBatch. The last,
 	// partial batch of an epoch is kept.
 	Batch int
@@ -125,8 +129,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.LR < 0 {
 		return c, fmt.Errorf("train: learning rate %g, want > 0", c.LR)
 	}
+	if c.Epochs == 0 {
+		c.Epochs = DefaultEpochs
+	}
 	if c.Epochs < 0 {
-		return c, fmt.Errorf("train: %d epochs, want >= 0", c.Epochs)
+		return c, fmt.Errorf("train: %d epochs, want >= 1", c.Epochs)
 	}
 	if c.Batch == 0 {
 		c.Batch = DefaultBatch

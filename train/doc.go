@@ -26,5 +26,5 @@
 // parameters are written with nn.Save (Config.Save) and read back with
 // nn.Load (Config.Load); Evaluate measures the accuracy of any model on a
 // dataset, so a saved model can be evaluated without training by running
-// with Epochs 0 and Load set.
+// with Load and EvalOnly set.
 package train

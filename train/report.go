@@ -36,7 +36,7 @@ func (r *reporter) start(cfg Config, dev ember.Device, params, trainN, testN int
 	}
 	what := fmt.Sprintf("training %s (%d parameters) on %v: %d epochs, batch %d, %s lr %g, %d train / %d test examples",
 		cfg.Model, params, dev, cfg.Epochs, cfg.Batch, cfg.Optimizer, cfg.LR, trainN, testN)
-	if cfg.Epochs == 0 {
+	if cfg.EvalOnly {
 		what = fmt.Sprintf("evaluating %s (%d parameters) on %v: %d test examples", cfg.Model, params, dev, testN)
 	}
 	fmt.Fprintln(r.out, what)

@@ -17,7 +17,7 @@ import (
 //
 //	{"epoch":1,"train_loss":0.2853,"test_accuracy":0.9571,"seconds":12.3,"examples_per_second":4878}
 //
-// Epoch 0 is the report of an evaluation-only run (Epochs 0): its
+// Epoch 0 is the report of an evaluation-only run (Config.EvalOnly): its
 // TrainLoss is 0 and Seconds and ExamplesPerSecond describe the
 // evaluation.
 type EpochStats struct {
@@ -131,7 +131,7 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 	}
 	r.rep.start(cfg, adev, nn.NumParams(model), r.trainSet.Len(), r.testSet.Len())
 
-	if cfg.Epochs == 0 {
+	if cfg.EvalOnly {
 		start := time.Now()
 		acc, err := Evaluate(model, r.testSet, adev, DefaultEvalBatch)
 		if err != nil {
@@ -141,7 +141,7 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 		st := EpochStats{TestAccuracy: acc, Seconds: secs, ExamplesPerSecond: float64(r.testSet.Len()) / secs}
 		r.res.Epochs = append(r.res.Epochs, st)
 		r.res.TestAccuracy = acc
-		r.rep.epoch(st, cfg.Epochs)
+		r.rep.epoch(st, 0)
 		return r.finish(model)
 	}
 
@@ -232,7 +232,7 @@ func (r *runner) finish(model nn.Module) error {
 
 // newOptimizer builds the optimizer cfg names over the model's parameters.
 func newOptimizer(cfg Config, model nn.Module) optim.Optimizer {
-	params := parameters(model)
+	params := model.NamedParameters()
 	switch cfg.Optimizer {
 	case "sgd":
 		return optim.NewSGD(params, optim.SGDConfig{LR: cfg.LR, Momentum: DefaultSGDMomentum})

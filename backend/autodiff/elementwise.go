@@ -127,8 +127,9 @@ func (b *Backend) binaryGrad(bop backend.BinaryOp, s *state, g backend.Tensor) (
 		}
 	case backend.OpPow:
 		av, bv := s.in(0), s.in(1)
-		if wa { // g·b·a^(b-1)
-			ga = b.mul(g, b.mul(bv, in.Binary(backend.OpPow, av, b.addS(bv, -1))))
+		if wa { // g·b·a^(b-1), 0 where b == 0 (PyTorch's pow_backward_self)
+			t := b.mul(bv, in.Binary(backend.OpPow, av, b.addS(bv, -1)))
+			ga = b.mul(g, in.Where(b.cmpS(backend.OpEq, bv, 0), b.scalar(t.DType(), 0), t))
 		}
 		if wb { // g·a^b·ln a, 0 where a == 0 and b >= 0
 			t := b.mul(s.out(), in.Unary(backend.OpLog, av))

@@ -18,28 +18,11 @@ func workers(n int) int {
 }
 
 // parallelFor calls fn on disjoint chunks [lo, hi) covering [0, n), in
-// parallel when n is large.
+// parallel when n is large; nothing when n is 0.
 func parallelFor(n int, fn func(lo, hi int)) {
-	w := workers(n)
-	if w <= 1 {
-		if n > 0 {
-			fn(0, n)
-		}
-		return
+	if n > 0 {
+		parallelChunks(n, workers(n), fn)
 	}
-	var wg sync.WaitGroup
-	for c := 0; c < w; c++ {
-		lo, hi := n*c/w, n*(c+1)/w
-		if lo == hi {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
-	}
-	wg.Wait()
 }
 
 // iter walks several strided operands over one shape row by row. Axes of

@@ -27,13 +27,13 @@ func TestViews(t *testing.T) {
 			x := l.make(r, dt)
 			name := dt.String() + " " + l.name
 			check(t, "reshape "+name, tb.Reshape(x, []int{4, 6}), ref{[]int{4, 6}, in.v}, dt)
-			check(t, "reshape rank0 "+name, tb.Reshape(tb.Slice(x, []backend.Range{{0, 1, 1}, {1, 2, 1}, {2, 3, 1}}), nil), ref{[]int{}, []float64{in.v[flat(r.shape, []int{0, 1, 2})]}}, dt)
+			check(t, "reshape rank0 "+name, tb.Reshape(tb.Slice(x, []backend.Range{{Start: 0, End: 1, Step: 1}, {Start: 1, End: 2, Step: 1}, {Start: 2, End: 3, Step: 1}}), nil), ref{[]int{}, []float64{in.v[flat(r.shape, []int{0, 1, 2})]}}, dt)
 			check(t, "permute "+name, tb.Permute(x, []int{1, 2, 0}), pick(in, []int{3, 4, 2}, func(i []int) []int { return []int{i[2], i[0], i[1]} }), dt)
-			s := tb.Slice(x, []backend.Range{{1, 2, 1}, {0, 3, 2}, {1, 4, 2}})
+			s := tb.Slice(x, []backend.Range{{Start: 1, End: 2, Step: 1}, {Start: 0, End: 3, Step: 2}, {Start: 1, End: 4, Step: 2}})
 			check(t, "slice "+name, s, pick(in, []int{1, 2, 2}, func(i []int) []int { return []int{1 + i[0], 2 * i[1], 1 + 2*i[2]} }), dt)
-			check(t, "slice empty "+name, tb.Slice(x, []backend.Range{{0, 2, 1}, {2, 2, 1}, {0, 4, 3}}), ref{[]int{2, 0, 2}, nil}, dt)
+			check(t, "slice empty "+name, tb.Slice(x, []backend.Range{{Start: 0, End: 2, Step: 1}, {Start: 2, End: 2, Step: 1}, {Start: 0, End: 4, Step: 3}}), ref{[]int{2, 0, 2}, nil}, dt)
 			check(t, "flip "+name, tb.Flip(x, []int{0, 2}), pick(in, []int{2, 3, 4}, func(i []int) []int { return []int{1 - i[0], i[1], 3 - i[2]} }), dt)
-			e := tb.Expand(tb.Slice(x, []backend.Range{{0, 2, 1}, {1, 2, 1}, {0, 4, 1}}), []int{5, 2, 3, 4})
+			e := tb.Expand(tb.Slice(x, []backend.Range{{Start: 0, End: 2, Step: 1}, {Start: 1, End: 2, Step: 1}, {Start: 0, End: 4, Step: 1}}), []int{5, 2, 3, 4})
 			check(t, "expand "+name, e, pick(in, []int{5, 2, 3, 4}, func(i []int) []int { return []int{i[1], 1, i[3]} }), dt)
 			// reshape of a non-contiguous view copies; of an expanded one too
 			check(t, "reshape permuted "+name, tb.Reshape(tb.Permute(x, []int{2, 0, 1}), []int{8, 3}),

@@ -26,6 +26,14 @@ type numeric interface {
 // unaryLoop maps f over a strided view into dense storage.
 func unaryLoop[T, O any](a []T, shape, st []int, off int, f func(T) O) []O {
 	out := make([]O, numel(shape))
+	if denseStrides(shape, st) {
+		parallelFor(len(out), func(lo, hi int) {
+			for j, v := range a[off+lo : off+hi] {
+				out[lo+j] = f(v)
+			}
+		})
+		return out
+	}
 	it := newIter(shape, []int{0, off}, rowMajor(shape), st)
 	sa := it.step(1)
 	it.rows(func(o []int, n int) {
@@ -49,12 +57,25 @@ func unaryLoop[T, O any](a []T, shape, st []int, off int, f func(T) O) []O {
 // contiguous.
 func binaryLoop[T, O any](a, b []T, shape, as []int, ao int, bs []int, bo int, f func(T, T) O, fast func(o []O, a, b []T)) []O {
 	out := make([]O, numel(shape))
+	if fast != nil && denseStrides(shape, as) && denseStrides(shape, bs) {
+		parallelFor(len(out), func(lo, hi int) {
+			fast(out[lo:hi], a[ao+lo:ao+hi], b[bo+lo:bo+hi])
+		})
+		return out
+	}
 	it := newIter(shape, []int{0, ao, bo}, rowMajor(shape), as, bs)
 	sa, sb := it.step(1), it.step(2)
 	it.rows(func(off []int, n int) {
 		dst, ia, ib := out[off[0]:off[0]+n], off[1], off[2]
 		if sa == 1 && sb == 1 && fast != nil {
 			fast(dst, a[ia:ia+n], b[ib:ib+n])
+			return
+		}
+		if sa == 1 && sb == 0 {
+			bv, src := b[ib], a[ia:ia+n]
+			for j := range dst {
+				dst[j] = f(src[j], bv)
+			}
 			return
 		}
 		for j := range dst {
@@ -90,7 +111,7 @@ func (s ivec[T]) binary(op backend.BinaryOp, b storage, shape, as []int, ao int,
 		return bvec(binaryLoop(s, b.(ivec[T]), shape, as, ao, bs, bo, compare[T](op), nil))
 	}
 	var fast func(o, a, b []T)
-	if op == backend.OpAdd || op == backend.OpSub || op == backend.OpMul {
+	if op == backend.OpAdd || op == backend.OpSub || op == backend.OpMul || op == backend.OpMax || op == backend.OpMin {
 		fast = fastBinary[T](op)
 	}
 	return ivec[T](binaryLoop(s, b.(ivec[T]), shape, as, ao, bs, bo, intBinary[T](op), fast))
@@ -116,4 +137,17 @@ func (s bvec) scatterAdd(pos []int, src storage) {
 	for i, v := range src.(bvec) {
 		s[pos[i]] = s[pos[i]] || v
 	}
+}
+
+// denseStrides reports whether st are the row-major strides of shape (axes
+// of size 1 may have any stride).
+func denseStrides(shape, st []int) bool {
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] != 1 && st[i] != s {
+			return false
+		}
+		s *= shape[i]
+	}
+	return true
 }

@@ -171,20 +171,10 @@ func floatBinary[T float](op backend.BinaryOp) func(a, b T) T {
 		return func(a, b T) T { return T(pyMod(float64(a), float64(b))) }
 	case backend.OpPow:
 		return func(a, b T) T { return T(math.Pow(float64(a), float64(b))) }
-	case backend.OpMax:
-		return func(a, b T) T {
-			if a > b || a != a {
-				return a
-			}
-			return b
-		}
+	case backend.OpMax: // Go's max and min propagate NaN
+		return func(a, b T) T { return max(a, b) }
 	case backend.OpMin:
-		return func(a, b T) T {
-			if a < b || a != a {
-				return a
-			}
-			return b
-		}
+		return func(a, b T) T { return min(a, b) }
 	case backend.OpAtan2:
 		return func(a, b T) T { return T(math.Atan2(float64(a), float64(b))) }
 	case backend.OpAnd, backend.OpOr, backend.OpXor:
@@ -389,6 +379,20 @@ func fastBinary[T number](op backend.BinaryOp) func(o, a, b []T) {
 			a, b = a[:len(o)], b[:len(o)]
 			for i := range o {
 				o[i] = a[i] / b[i]
+			}
+		}
+	case backend.OpMax:
+		return func(o, a, b []T) {
+			a, b = a[:len(o)], b[:len(o)]
+			for i := range o {
+				o[i] = max(a[i], b[i])
+			}
+		}
+	case backend.OpMin:
+		return func(o, a, b []T) {
+			a, b = a[:len(o)], b[:len(o)]
+			for i := range o {
+				o[i] = min(a[i], b[i])
 			}
 		}
 	}

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"text/tabwriter"
+
+	"github.com/emberml/ember"
 
 	"github.com/spf13/cobra"
 )
@@ -21,8 +25,69 @@ type DevicesConfig struct {
 }
 
 // runDevices carries out `ember devices`.
-var runDevices = func(cfg DevicesConfig) error {
-	return fmt.Errorf("devices: %w", errNotImplemented)
+var runDevices = listDevices
+
+// deviceRow is one line of `ember devices` (and its --json object).
+type deviceRow struct {
+	Name      string `json:"name"`
+	Type      string `json:"type"`
+	Index     int    `json:"index"`
+	Default   bool   `json:"default"`
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+	Stats     string `json:"stats,omitempty"`
+}
+
+// listDevices prints the present devices, then the backends this build
+// knows of but cannot run here, with the reason Init gives.
+func listDevices(cfg DevicesConfig) error {
+	def := ember.DefaultDevice()
+	var rows []deviceRow
+	seen := map[string]bool{}
+	for _, d := range ember.Enumerate() {
+		r := deviceRow{Name: d.String(), Type: d.Type().String(), Index: int(d.Index()), Default: d.Equal(def), Available: true}
+		if err := d.Init(); err != nil {
+			r.Available, r.Reason = false, err.Error()
+		}
+		if cfg.Stats {
+			r.Stats = "performance statistics are not implemented for this backend yet"
+		}
+		seen[r.Name] = true
+		rows = append(rows, r)
+	}
+	for _, d := range []ember.Device{ember.CUDA(0), ember.ROCm(0), ember.Vulkan(ember.DefaultKind), ember.WGPU(ember.DefaultKind)} {
+		if seen[d.String()] {
+			continue
+		}
+		if err := d.Init(); err != nil {
+			rows = append(rows, deviceRow{Name: d.String(), Type: d.Type().String(), Index: int(d.Index()), Reason: err.Error()})
+		}
+	}
+	if cfg.JSON {
+		enc := json.NewEncoder(cfg.Out)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(cfg.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEVICE\tBACKEND\tSTATUS")
+	for _, r := range rows {
+		status := "available"
+		if r.Default {
+			status += " (default)"
+		}
+		if !r.Available {
+			status = "unavailable: " + r.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Type, status)
+		if r.Stats != "" {
+			fmt.Fprintf(tw, "\t\t%s\n", r.Stats)
+		}
+	}
+	return tw.Flush()
 }
 
 func newDevicesCmd() *cobra.Command {

@@ -37,6 +37,7 @@ var runTrain = func(cfg TrainConfig) error {
 	tc := train.Config{
 		Model:         cfg.Model,
 		Epochs:        cfg.Epochs,
+		EvalOnly:      cfg.Epochs == 0,
 		Batch:         cfg.BatchSize,
 		LR:            cfg.LR,
 		Optimizer:     cfg.Optimizer,

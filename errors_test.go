@@ -1,0 +1,81 @@
+package ember
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/emberml/ember/backend"
+)
+
+// misuse runs f, which must panic with an *Error for op whose message holds
+// every fragment.
+func misuse(t *testing.T, op string, f func(), fragments ...string) {
+	t.Helper()
+	err := Try(f)
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Errorf("%s: got %v, want an *ember.Error", op, err)
+		return
+	}
+	if e.Op != op {
+		t.Errorf("%s: Error.Op = %q", op, e.Op)
+	}
+	for _, fr := range fragments {
+		if !strings.Contains(err.Error(), fr) {
+			t.Errorf("%s: message %q lacks %q", op, err.Error(), fr)
+		}
+	}
+}
+
+func TestMisuseMessages(t *testing.T) {
+	dev := Flex()
+	a, b := Zeros([]int{2, 3}, dev), Zeros([]int{4, 5}, dev)
+	misuse(t, "matmul", func() { a.Matmul(b) }, "[2 3]", "[4 5]", "inner dimensions")
+	misuse(t, "matmul", func() { Zeros([]int{2, 2, 3}, dev).Matmul(Zeros([]int{3, 3, 4}, dev)) }, "batch", "[2]", "[3]")
+	misuse(t, "sum", func() { a.SumAxis(2, false) }, "axis 2", "rank 2")
+	misuse(t, "max", func() { a.MaxAxis(-3, true) }, "axis -3", "rank 2")
+	misuse(t, "softmax", func() { a.Softmax(5) }, "axis 5", "rank 2")
+	misuse(t, "add", func() { a.Add(b) }, "[2 3]", "[4 5]", "broadcast")
+	misuse(t, "where", func() { Where(a, a, a) }, "Bool")
+	i := FromInts([]int{4, 5}, []int{2}, dev)
+	z := FromInts([]int{1, 0}, []int{2}, dev)
+	misuse(t, "div", func() { i.Div(z) }, "division by zero")
+	misuse(t, "rem", func() { i.Rem(z) }, "division by zero")
+	misuse(t, "gather", func() { a.Gather(1, FromInts([]int{0, 3}, []int{1, 2}, dev)) }, "index 3", "size 3")
+	misuse(t, "permute", func() { a.Permute(0, 0) }, "repeated")
+	misuse(t, "conv2d", func() { Zeros([]int{1, 3, 5, 5}, dev).Conv2d(Zeros([]int{2, 4, 3, 3}, dev), nil, ConvOptions{}) }, "channels")
+	misuse(t, "add", func() { a.Add(Zeros([]int{2, 3}, CPU())) }, "different devices", "flex", "cpu")
+	misuse(t, "item", func() { a.Item() }, "one element")
+	misuse(t, "max_pool2d", func() { a.MaxPool2d(PoolOptions{}) }, "kernel")
+}
+
+func TestToUnusableDevice(t *testing.T) {
+	if _, ok := backend.Lookup("cuda"); ok {
+		t.Skip("the cuda backend is part of this build")
+	}
+	x := Ones([]int{2}, Flex())
+	reason := CUDA(0).Init()
+	if reason == nil {
+		t.Fatal("CUDA(0) initialized without a cuda backend")
+	}
+	err := Try(func() { x.ToDevice(CUDA(0)) })
+	if err == nil || !strings.Contains(err.Error(), reason.Error()) || !strings.Contains(err.Error(), "to_device") {
+		t.Errorf("ToDevice(cuda:0): %v, want to_device and the reason %q", err, reason)
+	}
+	if !errors.Is(err, ErrBackendUnavailable) {
+		t.Errorf("ToDevice(cuda:0): %v does not wrap ErrBackendUnavailable", err)
+	}
+	if _, err := x.TryToDevice(CUDA(0)); !errors.Is(err, ErrBackendUnavailable) {
+		t.Errorf("TryToDevice(cuda:0): %v", err)
+	}
+}
+
+func TestTryPassesThrough(t *testing.T) {
+	if err := Try(func() {}); err != nil {
+		t.Errorf("Try of a normal function: %v", err)
+	}
+	if msg := recoverString(func() { _ = Try(func() { panic("plain string") }) }); msg != "plain string" {
+		t.Errorf("Try must re-raise non-error panics, got %q", msg)
+	}
+}

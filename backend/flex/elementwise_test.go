@@ -373,7 +373,7 @@ func TestExpandOperand(t *testing.T) {
 			want.v[i] = ia.v[idx[1]] * ib.v[i]
 		}
 		check(t, "expanded mul "+dt.String(), tb.Binary(backend.OpMul, x, mk(b, dt)), want, dt)
-		check(t, "expanded to data "+dt.String(), tb.Binary(backend.OpMul, x, tb.Full(b.shape, dt, 1)), mapRef(want, func(float64) float64 { return 0 }).withVals(func(i int) float64 { return ia.v[unflat(b.shape, i)[1]] }), dt)
+		check(t, "expanded to data "+dt.String(), tb.Binary(backend.OpMul, x, tb.Full(b.shape, dt, 1)), want.withVals(func(i int) float64 { return ia.v[unflat(b.shape, i)[1]] }), dt)
 	}
 }
 

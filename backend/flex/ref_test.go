@@ -247,7 +247,7 @@ func tolerance(dt backend.DType) float64 {
 	return 0
 }
 
-// close reports whether got matches want within tol (NaN matches NaN,
+// closeEnough reports whether got matches want within tol (NaN matches NaN,
 // infinities must be equal).
 func closeEnough(got, want, tol float64) bool {
 	if math.IsNaN(want) || math.IsNaN(got) {

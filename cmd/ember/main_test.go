@@ -145,11 +145,35 @@ func TestTrainPlaceholderOutput(t *testing.T) {
 }
 
 func TestUnimplementedCommands(t *testing.T) {
-	for _, args := range [][]string{{"devices"}, {"devices", "--stats"}, {"bench"}, {"serve"}} {
+	for _, args := range [][]string{{"bench"}, {"serve"}} {
 		_, _, err := execute(t, args...)
 		if !errors.Is(err, errNotImplemented) {
 			t.Errorf("%v: err = %v, want errNotImplemented", args, err)
 		}
+	}
+}
+
+func TestDevices(t *testing.T) {
+	out, _, err := execute(t, "devices")
+	if err != nil {
+		t.Fatalf("devices: %v", err)
+	}
+	for _, want := range []string{"cpu", "flex", "available (default)", "cuda:0", "the cuda backend is not part of this build"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("devices output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, err = execute(t, "devices", "--json")
+	if err != nil {
+		t.Fatalf("devices --json: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var row struct {
+		Name      string `json:"name"`
+		Available bool   `json:"available"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &row); err != nil || row.Name == "" || !row.Available {
+		t.Fatalf("devices --json first line %q: %+v, %v", lines[0], row, err)
 	}
 }
 

@@ -1,0 +1,97 @@
+package backend
+
+import (
+	"fmt"
+	"time"
+)
+
+// ThroughputMode names what a ThroughputKey measures.
+type ThroughputMode uint8
+
+// The throughput modes (SPEC-device.md "Performance statistics").
+const (
+	// ModeComputeDirect: arithmetic on the general-purpose units, FLOP/s
+	// (an FMA counts 2).
+	ModeComputeDirect ThroughputMode = iota + 1
+	// ModeComputeCMMA: matrix units (tensor cores) on an M×N×K tile, FLOP/s.
+	ModeComputeCMMA
+	// ModeMemory: device-to-device copy, bytes read plus written per second.
+	ModeMemory
+	// ModeMemoryRead: bytes read per second.
+	ModeMemoryRead
+	// ModeMemoryWrite: bytes written per second.
+	ModeMemoryWrite
+	// ModeMemoryWorkingSet: bytes per second with a working set of Bytes
+	// accessed in Access order (cache behaviour).
+	ModeMemoryWorkingSet
+	// ModeLaunch: time per kernel launch / op dispatch.
+	ModeLaunch
+)
+
+var modeNames = [...]string{"", "compute-direct", "compute-cmma", "memory", "memory-read", "memory-write", "memory-working-set", "launch"}
+
+// String returns the mode's name ("compute-direct", "memory", "launch", ...).
+func (m ThroughputMode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return "mode?"
+}
+
+// AccessPattern is the order of a working-set measurement.
+type AccessPattern uint8
+
+// The access patterns.
+const (
+	AccessSequential AccessPattern = iota + 1
+	AccessRandom
+)
+
+// ThroughputKey is one micro-benchmark to run: Mode with, where the mode
+// takes them, DType (compute modes), M, N, K (CMMA tile) and Access, Bytes
+// (working set).
+type ThroughputKey struct {
+	Mode    ThroughputMode
+	DType   DType
+	M, N, K int
+	Access  AccessPattern
+	Bytes   uint64
+}
+
+// ThroughputStat is a measured rate: Value in FLOP/s for compute modes,
+// bytes/s for memory modes; Latency for ModeLaunch.
+type ThroughputStat struct {
+	Key     ThroughputKey
+	Value   float64
+	Latency time.Duration
+	// Err is set when the key is not supported on the device.
+	Err error
+}
+
+// String prints an aligned row: mode, dtype (blank for non-compute modes),
+// value with unit ("compute-direct     f32   102.3 GFLOP/s",
+// "memory                   21.4 GB/s", "launch                  850 ns").
+func (s ThroughputStat) String() string {
+	dt := ""
+	if s.Key.Mode == ModeComputeDirect || s.Key.Mode == ModeComputeCMMA {
+		dt = s.Key.DType.String()
+	}
+	var v string
+	switch {
+	case s.Err != nil:
+		v = "unsupported: " + s.Err.Error()
+	case s.Key.Mode == ModeLaunch:
+		v = fmt.Sprintf("%10v", s.Latency)
+	case s.Key.Mode == ModeComputeDirect || s.Key.Mode == ModeComputeCMMA:
+		v = fmt.Sprintf("%10.1f GFLOP/s", s.Value/1e9)
+	default:
+		v = fmt.Sprintf("%10.1f GB/s", s.Value/1e9)
+	}
+	return fmt.Sprintf("%-20s %-6s %s", s.Key.Mode, dt, v)
+}
+
+// PerformanceStater is implemented by backends that can measure their own
+// throughput. Keys a backend cannot measure come back with Err set.
+type PerformanceStater interface {
+	PerformanceStats(keys []ThroughputKey) []ThroughputStat
+}

@@ -34,8 +34,12 @@ func (r *reporter) start(cfg Config, dev ember.Device, params, trainN, testN int
 	if r.json {
 		return
 	}
-	what := fmt.Sprintf("training %s (%d parameters) on %v: %d epochs, batch %d, %s lr %g, %d train / %d test examples",
-		cfg.Model, params, dev, cfg.Epochs, cfg.Batch, cfg.Optimizer, cfg.LR, trainN, testN)
+	epochs := "epochs"
+	if cfg.Epochs == 1 {
+		epochs = "epoch"
+	}
+	what := fmt.Sprintf("training %s (%d parameters) on %v: %d %s, batch %d, %s lr %g, %d train / %d test examples",
+		cfg.Model, params, dev, cfg.Epochs, epochs, cfg.Batch, cfg.Optimizer, cfg.LR, trainN, testN)
 	if cfg.EvalOnly {
 		what = fmt.Sprintf("evaluating %s (%d parameters) on %v: %d test examples", cfg.Model, params, dev, testN)
 	}

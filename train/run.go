@@ -59,10 +59,11 @@ type Result struct {
 // and the trained model. It reports to cfg.Out as it goes (see Config and
 // EpochStats) and writes cfg.Save and cfg.Plot at the end. When ctx is
 // done it stops after the current step, still writes Save and Plot for
-// what was trained, and returns ctx's error with the partial Result. Errors: an invalid
-// Config, missing or corrupt MNIST files (wrapping fs.ErrNotExist or
-// data.ErrFormat), an unusable device, a failed Load or Save, and tensor
-// errors raised during training (as returned by ember.Try).
+// what was trained, and returns the context's cause with the partial
+// Result. Other errors: an invalid Config, missing or corrupt MNIST files
+// (wrapping fs.ErrNotExist or data.ErrFormat), an unusable device, a
+// failed Load or Save, and tensor errors raised during training (the
+// *ember.Error caught by ember.Try, wrapped).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {

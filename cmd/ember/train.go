@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,19 +55,26 @@ var runTrain = func(cfg TrainConfig) error {
 		Progress:      !cfg.JSON && isTerminal(cfg.ErrOut),
 		ProgressOut:   cfg.ErrOut,
 	}
-	_, err := train.Run(ctx, tc)
-	if err != nil {
+	res, err := train.Run(ctx, tc)
+	if err != nil && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
 		return err
+	}
+	if err != nil && cfg.ErrOut != nil {
+		steps := 0
+		if res != nil {
+			steps = len(res.StepLosses)
+		}
+		fmt.Fprintf(cfg.ErrOut, "ember train: interrupted after %d steps\n", steps)
 	}
 	if !cfg.JSON {
 		if cfg.SavePath != "" {
 			fmt.Fprintf(out, "saved parameters to %s\n", cfg.SavePath)
 		}
-		if cfg.PlotPath != "" && cfg.Epochs > 0 {
+		if cfg.PlotPath != "" && res != nil && len(res.StepLosses) > 0 {
 			fmt.Fprintf(out, "wrote training curves to %s\n", cfg.PlotPath)
 		}
 	}
-	return nil
+	return err
 }
 
 // isTerminal reports whether w is a file attached to a terminal.

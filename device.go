@@ -45,8 +45,8 @@ type Device struct {
 	checkpointing bool
 }
 
-// CPU is the optimized CPU backend. In this build it runs on the Flex
-// kernels (pure Go, all cores for large ops).
+// CPU is the optimized CPU backend (SIMD GEMM and convolutions, parallel
+// float32 elementwise ops and reductions; Flex kernels for the rest).
 func CPU() Device { return Device{id: backend.DeviceID{Type: "cpu"}} }
 
 // Flex is the portable eager pure-Go backend (no assembly; runs on every GOARCH).

@@ -1,13 +1,9 @@
 package ember
 
 import (
-	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/flex"
+	// The built-in backends register themselves in their init functions:
+	// "flex" (portable pure Go, priority 10) and "cpu" (optimized CPU,
+	// priority 20), which imports flex, and "cuda" (NVIDIA GPUs, priority 50).
+	_ "github.com/emberml/ember/backend/cpu"
+	_ "github.com/emberml/ember/backend/cuda"
 )
-
-func init() {
-	// Until the optimized CPU backend exists, "cpu" runs on the Flex kernels.
-	if _, ok := backend.Lookup("cpu"); !ok {
-		backend.Register("cpu", flex.NewDriver("cpu", 20))
-	}
-}

@@ -2,48 +2,192 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 )
 
 // BenchConfig is the configuration of `ember bench`.
 type BenchConfig struct {
-	// Device is a parseable device name, or "" for the default device
-	// ($EMBER_DEVICE, else the best available).
+	// Device is a parseable device name, or "" for the cpu device.
 	Device string
 	// JSON prints one JSON object per measurement.
 	JSON bool
+	// Families selects the benchmark families to run (benchFamilies' names);
+	// empty runs all of them.
+	Families []string
 	// Context is cancelled on Ctrl-C.
 	Context context.Context
 	// Out is the command's standard output.
 	Out io.Writer
+	// ErrOut receives progress lines when it is a terminal.
+	ErrOut io.Writer
 }
 
-// runBench carries out `ember bench`.
-var runBench = func(cfg BenchConfig) error {
-	return fmt.Errorf("bench: %w", errNotImplemented)
+// benchResult is one measurement: a row of the table and, with --json,
+// one object.
+type benchResult struct {
+	Bench   string  `json:"bench"`
+	Shape   string  `json:"shape"`
+	Backend string  `json:"backend"`
+	DType   string  `json:"dtype"`
+	Median  float64 `json:"median_seconds"`
+	GFLOPS  float64 `json:"gflops,omitempty"`
+	GBPS    float64 `json:"gbps,omitempty"`
+	// Ratios of this (ember) row's rate to each peer's, keyed by peer name
+	// ("ratio_vs_openblas", "ratio_vs_gonum", "ratio_vs_go_copy").
+	Ratios map[string]float64 `json:"-"`
+	Note   string             `json:"note,omitempty"`
 }
+
+// MarshalJSON flattens Ratios into "ratio_vs_<peer>" fields.
+func (r benchResult) MarshalJSON() ([]byte, error) {
+	type plain benchResult
+	b, err := json.Marshal(plain(r))
+	if err != nil || len(r.Ratios) == 0 {
+		return b, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range r.Ratios {
+		m["ratio_vs_"+strings.ReplaceAll(k, "-", "_")] = v
+	}
+	return json.Marshal(m)
+}
+
+// rate is the row's throughput for ratios (GFLOP/s or GB/s).
+func (r benchResult) rate() float64 { return max(r.GFLOPS, r.GBPS) }
+
+// runBench carries out `ember bench`.
+var runBench = benchMain
 
 func newBenchCmd() *cobra.Command {
 	var cfg BenchConfig
 	cmd := &cobra.Command{
-		Use:   "bench",
+		Use:   "bench [family...]",
 		Short: "Measure the throughput of a device",
-		Long: `Measure a device's throughput on representative work (matrix multiply,
-elementwise ops, convolution, a training step) and print each result as
-the median of repeated runs.`,
+		Long: `Measure a device's throughput on representative work and print each
+result as the median of repeated runs (after a warm-up), beside reference
+implementations measured in the same run:
+
+  matmul   square f32 products 256..2048 and f64 1024 (peers: OpenBLAS, gonum)
+  add      16M-element f32 add (peer: Go's copy of the same bytes)
+  sum      16M-element f32 sum (peer: Go's copy)
+  conv2d   batch 64, 3x3, 64->64 channels, 56x56, padding 1
+  softmax  [4096, 1024] f32 over the last axis
+  mnist    one MNIST MLP training step (784-128-10, batch 64, Adam)
+
+Positional arguments select families; none runs all.`,
 		Example: `  ember bench
-  ember bench --device cpu --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+  ember bench --json matmul
+  ember bench --device flex add sum`,
+		Args: func(_ *cobra.Command, args []string) error {
+			for _, a := range args {
+				if !slices.ContainsFunc(benchFamilies, func(f benchFamily) bool { return f.name == a }) {
+					return fmt.Errorf("unknown benchmark family %q (have %s)", a, familyNames())
+				}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Families = args
 			cfg.Context = cmd.Context()
 			cfg.Out = cmd.OutOrStdout()
+			cfg.ErrOut = cmd.ErrOrStderr()
 			return runBench(cfg)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.Device, "device", "", "device to measure (default $EMBER_DEVICE, else the best available)")
+	cmd.Flags().StringVar(&cfg.Device, "device", "cpu", "device to measure")
 	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print one JSON object per measurement")
 	return cmd
+}
+
+func familyNames() string {
+	var n []string
+	for _, f := range benchFamilies {
+		n = append(n, f.name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// benchMain runs the selected families and prints their results.
+func benchMain(cfg BenchConfig) error {
+	b, err := newBencher(cfg)
+	if err != nil {
+		return err
+	}
+	var all []benchResult
+	for _, f := range benchFamilies {
+		if len(cfg.Families) > 0 && !slices.Contains(cfg.Families, f.name) {
+			continue
+		}
+		rows, err := f.run(b)
+		if err != nil {
+			return fmt.Errorf("bench %s: %w", f.name, err)
+		}
+		if cfg.JSON {
+			enc := json.NewEncoder(cfg.Out)
+			for _, r := range rows {
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+			}
+		}
+		all = append(all, rows...)
+		if err := b.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	b.progress("")
+	if cfg.JSON {
+		return nil
+	}
+	return printBenchTable(cfg.Out, all)
+}
+
+// printBenchTable prints the results aligned, ratios to peers last.
+func printBenchTable(w io.Writer, rows []benchResult) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BENCH\tSHAPE\tDTYPE\tBACKEND\tMEDIAN\tRATE\tVS PEERS")
+	for _, r := range rows {
+		rate := ""
+		switch {
+		case r.GFLOPS > 0:
+			rate = fmt.Sprintf("%.1f GFLOP/s", r.GFLOPS)
+		case r.GBPS > 0:
+			rate = fmt.Sprintf("%.1f GB/s", r.GBPS)
+		}
+		var ratios []string
+		for _, k := range slices.Sorted(mapKeys(r.Ratios)) {
+			ratios = append(ratios, fmt.Sprintf("%.2fx %s", r.Ratios[k], k))
+		}
+		med := ""
+		if r.Median > 0 {
+			med = time.Duration(r.Median * 1e9).Round(time.Microsecond).String()
+		}
+		extra := strings.Join(ratios, ", ")
+		if r.Note != "" {
+			extra = strings.TrimPrefix(extra+"; "+r.Note, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Bench, r.Shape, r.DType, r.Backend, med, rate, extra)
+	}
+	return tw.Flush()
+}
+
+func mapKeys(m map[string]float64) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }

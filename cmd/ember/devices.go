@@ -29,13 +29,13 @@ var runDevices = listDevices
 
 // deviceRow is one line of `ember devices` (and its --json object).
 type deviceRow struct {
-	Name      string `json:"name"`
-	Type      string `json:"type"`
-	Index     int    `json:"index"`
-	Default   bool   `json:"default"`
-	Available bool   `json:"available"`
-	Reason    string `json:"reason,omitempty"`
-	Stats     string `json:"stats,omitempty"`
+	Name      string   `json:"name"`
+	Type      string   `json:"type"`
+	Index     int      `json:"index"`
+	Default   bool     `json:"default"`
+	Available bool     `json:"available"`
+	Reason    string   `json:"reason,omitempty"`
+	Stats     []string `json:"stats,omitempty"`
 }
 
 // listDevices prints the present devices, then the backends this build
@@ -49,8 +49,8 @@ func listDevices(cfg DevicesConfig) error {
 		if err := d.Init(); err != nil {
 			r.Available, r.Reason = false, err.Error()
 		}
-		if cfg.Stats {
-			r.Stats = "performance statistics are not implemented for this backend yet"
+		if cfg.Stats && r.Available {
+			r.Stats = deviceStats(d)
 		}
 		seen[r.Name] = true
 		rows = append(rows, r)
@@ -83,11 +83,39 @@ func listDevices(cfg DevicesConfig) error {
 			status = "unavailable: " + r.Reason
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Type, status)
-		if r.Stats != "" {
-			fmt.Fprintf(tw, "\t\t%s\n", r.Stats)
+		for _, line := range r.Stats {
+			fmt.Fprintf(tw, "\t\t%s\n", line)
 		}
 	}
 	return tw.Flush()
+}
+
+// statKeys are the micro-benchmarks `ember devices --stats` runs.
+var statKeys = []ember.ThroughputKey{
+	ember.ComputeDirect(ember.F32),
+	ember.ComputeDirect(ember.F64),
+	ember.ComputeCMMA(ember.F16, 16, 16, 16),
+	ember.Memory(),
+	ember.MemoryRead(),
+	ember.MemoryWrite(),
+	ember.MemoryWorkingSet(ember.AccessSequential, 32<<10),
+	ember.MemoryWorkingSet(ember.AccessRandom, 64<<20),
+	ember.Launch(),
+}
+
+// deviceStats returns the lines --stats prints under a device: the
+// allocator's usage where the backend reports it, then one aligned row per
+// throughput measurement (ThroughputStat.String).
+func deviceStats(d ember.Device) []string {
+	var lines []string
+	if u, ok := d.MemoryPoolUsage(); ok {
+		lines = append(lines, fmt.Sprintf("%-20s %-6s %d allocations, %.1f MiB in use, %.1f MiB reserved",
+			"memory-usage", "", u.NumberAllocs, float64(u.BytesInUse)/(1<<20), float64(u.BytesReserved)/(1<<20)))
+	}
+	for _, s := range d.PerformanceStats(statKeys) {
+		lines = append(lines, s.String())
+	}
+	return lines
 }
 
 func newDevicesCmd() *cobra.Command {

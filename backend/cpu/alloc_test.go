@@ -1,0 +1,74 @@
+package cpu
+
+import (
+	"math"
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/emberml/ember/backend"
+)
+
+func TestClassOf(t *testing.T) {
+	for _, n := range []int{minPooled, minPooled + 1, 1280, 1281, 1 << 20, 3<<20 + 1, 1<<30 - 5} {
+		c, size := classOf(n)
+		if size < n || float64(size) > 1.25*float64(n)+1 || classSize(c) != size {
+			t.Fatalf("classOf(%d) = %d, %d (classSize %d)", n, c, size, classSize(c))
+		}
+		if c > 0 && classSize(c-1) >= n {
+			t.Fatalf("classOf(%d) = %d, but class %d (%d) fits", n, c, c-1, classSize(c-1))
+		}
+	}
+}
+
+// TestAllocatorRecycles drops a kernel's output and checks that, after a
+// collection runs its finalizer, the next request of the same size gets
+// the same memory back, and that a recycled buffer full of NaN (stale
+// contents) does not leak into a later result: products overwrite it.
+func TestAllocatorRecycles(t *testing.T) {
+	be := newTestBackend()
+	buf := be.f32(5000)
+	first := &buf[0]
+	for i := range buf {
+		buf[i] = float32(math.NaN())
+	}
+	addr := uintptr(unsafeAddr(first))
+	buf, first = nil, nil
+	for range 20 {
+		runtime.GC()
+		runtime.Gosched()
+		if be.alloc.cached.Load() > 0 {
+			break
+		}
+	}
+	if be.alloc.cached.Load() == 0 {
+		t.Fatal("finalizer did not return the buffer")
+	}
+	got := be.f32(4900) // same size class
+	if uintptr(unsafeAddr(&got[0])) != addr || be.alloc.hits.Load() != 1 {
+		t.Fatalf("buffer not reused (hits %d)", be.alloc.hits.Load())
+	}
+	// Put the NaN buffer back and run ops whose outputs land in it.
+	for i := range got {
+		got[i] = float32(math.NaN())
+	}
+	got = nil
+	for range 20 {
+		runtime.GC()
+		runtime.Gosched()
+		if be.alloc.cached.Load() > 0 {
+			break
+		}
+	}
+	a := tensorOf(be, randVals(70*70, 1), []int{70, 70}, backend.F32)
+	p := be.Matmul(a, a) // 4900 elements: the recycled class
+	want, _ := refMatmul(values(t, be, a), []int{70, 70}, values(t, be, a), []int{70, 70})
+	closeTo(t, "matmul into recycled buffer", values(t, be, p), want, 1e-4)
+	be.MemoryCleanup()
+	if be.alloc.cached.Load() != 0 {
+		t.Fatalf("cleanup left %d bytes", be.alloc.cached.Load())
+	}
+}
+
+// unsafeAddr returns p's address (for checks of buffer identity).
+func unsafeAddr[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }

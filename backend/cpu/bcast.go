@@ -1,0 +1,122 @@
+package cpu
+
+import "github.com/emberml/ember/backend/cpu/internal/workers"
+
+// Broadcast operands of the elementwise fast paths. A contiguous operand
+// broadcast to an output of n elements reads, for output index i:
+//
+//	full:     data[i]           (same shape as the output)
+//	periodic: data[i % p]       (shape is a suffix of the output's: a bias row)
+//	repeat:   data[i / p]       (shape is a prefix, then size-1 axes: a column, or a scalar with p = n)
+//
+// Any other broadcast (an outer product [n,1]+[1,m] of two broadcast
+// operands is fine, but a middle axis broadcast is not) falls back to flex.
+type bmode uint8
+
+const (
+	bFull bmode = iota
+	bPeriodic
+	bRepeat
+)
+
+// bview is one operand of an elementwise fast path.
+type bview[T any] struct {
+	data []T
+	mode bmode
+	p    int
+}
+
+// classify describes contiguous data of shape as broadcast to out, or
+// returns false when the broadcast is not one of the three modes.
+func classify[T any](data []T, shape, out []int) (bview[T], bool) {
+	n := numel(out)
+	m := len(data)
+	switch {
+	case m == n:
+		return bview[T]{data: data, mode: bFull}, true
+	case m == 1:
+		return bview[T]{data: data, mode: bRepeat, p: n}, true
+	}
+	r := len(out)
+	padded := make([]int, r)
+	for i := range padded {
+		padded[i] = 1
+	}
+	copy(padded[r-len(shape):], shape)
+	first, last := -1, -1
+	for i, s := range padded {
+		if s != 1 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	// periodic: ones, then the output's trailing axes
+	per := true
+	for i := first; i < r; i++ {
+		if padded[i] != out[i] {
+			per = false
+			break
+		}
+	}
+	if per {
+		return bview[T]{data: data, mode: bPeriodic, p: numel(out[first:])}, true
+	}
+	// repeat: the output's leading axes, then ones
+	for i := 0; i <= last; i++ {
+		if padded[i] != out[i] {
+			return bview[T]{}, false
+		}
+	}
+	return bview[T]{data: data, mode: bRepeat, p: numel(out[last+1:])}, true
+}
+
+// end returns where the run of output indices starting at i in which v
+// reads contiguously (or a single scalar) ends, capped at hi.
+func (v *bview[T]) end(i, hi int) int {
+	if v.mode == bFull {
+		return hi
+	}
+	return min(hi, (i/v.p+1)*v.p)
+}
+
+// at returns v's elements for output indices [i, j) within one run: a
+// slice, or (scalar true) the single element repeated.
+func (v *bview[T]) at(i, j int) (s []T, x T, scalar bool) {
+	switch v.mode {
+	case bFull:
+		return v.data[i:j], x, false
+	case bPeriodic:
+		o := i % v.p
+		return v.data[o : o+j-i], x, false
+	}
+	return nil, v.data[i/v.p], true
+}
+
+// Parallel split of elementwise work: chunks of chunkElems elements (256
+// KiB of float32, half a core's L2) handed to the worker pool; outputs
+// below serialElems elements run on the calling goroutine.
+const (
+	chunkElems  = 1 << 16
+	serialElems = 1 << 15
+)
+
+// forChunks calls f over [0, n) in cache-sized chunks, in parallel on the
+// worker pool when n is large.
+func forChunks(n int, f func(lo, hi int)) {
+	if n < serialElems {
+		if n > 0 {
+			f(0, n)
+		}
+		return
+	}
+	chunk := chunkElems
+	if w := workers.Workers(); n < chunk*w {
+		chunk = (n + w - 1) / w
+	}
+	tasks := (n + chunk - 1) / chunk
+	workers.ParallelFor(tasks, func(t int) {
+		f(t*chunk, min(n, (t+1)*chunk))
+	})
+}

@@ -1,0 +1,93 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/emberml/ember/backend"
+)
+
+func randTensor(be *Backend, shape []int, seed uint64) backend.Tensor {
+	r := rand.New(rand.NewPCG(seed, 7))
+	v := make([]float32, numel(shape))
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return be.FromData(backend.FromSlice(v, shape))
+}
+
+func BenchmarkAdd16M(b *testing.B) {
+	be := New(backend.DeviceID{Type: "cpu"})
+	x, y := randTensor(be, []int{1 << 24}, 1), randTensor(be, []int{1 << 24}, 2)
+	b.SetBytes(3 * 4 << 24)
+	for b.Loop() {
+		be.Binary(backend.OpAdd, x, y)
+	}
+}
+
+func BenchmarkSum16M(b *testing.B) {
+	be := New(backend.DeviceID{Type: "cpu"})
+	x := randTensor(be, []int{1 << 24}, 1)
+	b.SetBytes(4 << 24)
+	for b.Loop() {
+		be.Reduce(backend.ReduceSum, x, 0, false)
+	}
+}
+
+func BenchmarkCopy16M(b *testing.B) {
+	src, dst := make([]float32, 1<<24), make([]float32, 1<<24)
+	b.SetBytes(2 * 4 << 24)
+	for b.Loop() {
+		copy(dst, src)
+	}
+}
+
+func BenchmarkMatmul(b *testing.B) {
+	be := New(backend.DeviceID{Type: "cpu"})
+	for _, n := range []int{256, 1024} {
+		x, y := randTensor(be, []int{n, n}, 1), randTensor(be, []int{n, n}, 2)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				be.Matmul(x, y)
+			}
+			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func BenchmarkConv(b *testing.B) {
+	be := New(backend.DeviceID{Type: "cpu"})
+	x, w := randTensor(be, []int{16, 64, 56, 56}, 1), randTensor(be, []int{64, 64, 3, 3}, 2)
+	o := backend.ConvOptions{Stride: [2]int{1, 1}, Padding: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
+	flop := 2 * 16 * 64 * 56 * 56 * 64 * 9.0
+	for _, byImage := range []bool{true, false} {
+		b.Run(fmt.Sprintf("byImage=%v", byImage), func(b *testing.B) {
+			convByImage = byImage
+			defer func() { convByImage = true }()
+			for b.Loop() {
+				be.Conv2d(x, w, o)
+			}
+			b.ReportMetric(flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(fmt.Sprintf("transpose/byImage=%v", byImage), func(b *testing.B) {
+			convByImage = byImage
+			defer func() { convByImage = true }()
+			y := be.Conv2d(x, w, o)
+			for b.Loop() {
+				be.ConvTranspose2d(y, w, o)
+			}
+			b.ReportMetric(flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func BenchmarkAddStats(b *testing.B) {
+	be := New(backend.DeviceID{Type: "cpu"})
+	x, y := randTensor(be, []int{1 << 24}, 1), randTensor(be, []int{1 << 24}, 2)
+	b.SetBytes(3 * 4 << 24)
+	for b.Loop() {
+		be.Binary(backend.OpAdd, x, y)
+	}
+	b.Logf("hits %d misses %d forced GCs %d", be.alloc.hits.Load(), be.alloc.misses.Load(), be.alloc.forcedGC.Load())
+}

@@ -1,0 +1,298 @@
+package cpu
+
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/flex"
+)
+
+// Binary applies op elementwise to a and b (equal dtypes, NumPy
+// broadcasting; see backend.BinaryOp). For contiguous F32/Flex32 operands
+// whose broadcast is full, a trailing row, a leading column or a scalar,
+// Add, Sub, Mul, Div, Max, Min (NaN propagates, as Go's max/min) and the
+// comparisons (Bool result) run here in parallel cache-sized chunks into
+// recycled buffers; everything else runs on the flex kernels. Results are
+// bit-identical to flex's.
+func (be *Backend) Binary(op backend.BinaryOp, a, b backend.Tensor) backend.Tensor {
+	x, y := flex.AsTensor(a), flex.AsTensor(b)
+	if isF32(x.DType()) && (fastArith(op) || op.IsComparison()) {
+		if out := be.binaryF32(op, x, y); out != nil {
+			return out
+		}
+	}
+	return be.Backend.Binary(op, a, b)
+}
+
+// fastArith reports whether op has a float32 fast path.
+func fastArith(op backend.BinaryOp) bool {
+	switch op {
+	case backend.OpAdd, backend.OpSub, backend.OpMul, backend.OpDiv, backend.OpMax, backend.OpMin:
+		return true
+	}
+	return false
+}
+
+// broadcastShape is NumPy's broadcast of two valid shapes.
+func broadcastShape(a, b []int) []int {
+	r := max(len(a), len(b))
+	out := make([]int, r)
+	for i := range out {
+		da, db := 1, 1
+		if j := i - (r - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (r - len(b)); j >= 0 {
+			db = b[j]
+		}
+		out[i] = max(da, db)
+		if da == 0 || db == 0 {
+			out[i] = 0
+		}
+	}
+	return out
+}
+
+// binaryF32 is the fast path, or nil when the operands' layouts do not fit.
+func (be *Backend) binaryF32(op backend.BinaryOp, x, y *flex.Tensor) backend.Tensor {
+	xd, ok1 := x.ContiguousFloat32()
+	yd, ok2 := y.ContiguousFloat32()
+	if !ok1 || !ok2 {
+		return nil
+	}
+	shape := broadcastShape(x.Shape(), y.Shape())
+	n := numel(shape)
+	if n == 0 {
+		return nil
+	}
+	va, ok1 := classify(xd, x.Shape(), shape)
+	vb, ok2 := classify(yd, y.Shape(), shape)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	if op.IsComparison() {
+		out := make([]bool, n)
+		forChunks(n, func(lo, hi int) { compareRange(op, out, &va, &vb, lo, hi) })
+		return flex.NewBool(shape, out)
+	}
+	out := be.f32(n)
+	forChunks(n, func(lo, hi int) { binaryRange(op, out, &va, &vb, lo, hi) })
+	return flex.NewFloat32(x.DType(), shape, out)
+}
+
+// binaryRange computes output elements [lo, hi) run by run.
+func binaryRange(op backend.BinaryOp, out []float32, a, b *bview[float32], lo, hi int) {
+	for i := lo; i < hi; {
+		j := min(a.end(i, hi), b.end(i, hi))
+		as, ax, aScalar := a.at(i, j)
+		bs, bx, bScalar := b.at(i, j)
+		o := out[i:j]
+		switch {
+		case !aScalar && !bScalar && op == backend.OpAdd:
+			addF32(o, as, bs, len(out))
+		case !aScalar && !bScalar:
+			binVV(op, o, as, bs)
+		case !aScalar:
+			binVS(op, o, as, bx)
+		case !bScalar:
+			binSV(op, o, ax, bs)
+		default:
+			v := binScalar(op, ax, bx)
+			for k := range o {
+				o[k] = v
+			}
+		}
+		i = j
+	}
+}
+
+func binScalar(op backend.BinaryOp, a, b float32) float32 {
+	switch op {
+	case backend.OpAdd:
+		return a + b
+	case backend.OpSub:
+		return a - b
+	case backend.OpMul:
+		return a * b
+	case backend.OpDiv:
+		return a / b
+	case backend.OpMax:
+		return max(a, b)
+	}
+	return min(a, b)
+}
+
+// binVV: o = a op b, all of len(o).
+func binVV(op backend.BinaryOp, o, a, b []float32) {
+	a, b = a[:len(o)], b[:len(o)]
+	switch op {
+	case backend.OpAdd:
+		for i := range o {
+			o[i] = a[i] + b[i]
+		}
+	case backend.OpSub:
+		for i := range o {
+			o[i] = a[i] - b[i]
+		}
+	case backend.OpMul:
+		for i := range o {
+			o[i] = a[i] * b[i]
+		}
+	case backend.OpDiv:
+		for i := range o {
+			o[i] = a[i] / b[i]
+		}
+	case backend.OpMax:
+		for i := range o {
+			o[i] = max(a[i], b[i])
+		}
+	case backend.OpMin:
+		for i := range o {
+			o[i] = min(a[i], b[i])
+		}
+	}
+}
+
+// addGo: o = a + b in plain Go.
+func addGo(o, a, b []float32) {
+	a, b = a[:len(o)], b[:len(o)]
+	for i := range o {
+		o[i] = a[i] + b[i]
+	}
+}
+
+// binVS: o = a op s.
+func binVS(op backend.BinaryOp, o, a []float32, s float32) {
+	a = a[:len(o)]
+	switch op {
+	case backend.OpAdd:
+		for i := range o {
+			o[i] = a[i] + s
+		}
+	case backend.OpSub:
+		for i := range o {
+			o[i] = a[i] - s
+		}
+	case backend.OpMul:
+		for i := range o {
+			o[i] = a[i] * s
+		}
+	case backend.OpDiv:
+		for i := range o {
+			o[i] = a[i] / s
+		}
+	case backend.OpMax:
+		for i := range o {
+			o[i] = max(a[i], s)
+		}
+	case backend.OpMin:
+		for i := range o {
+			o[i] = min(a[i], s)
+		}
+	}
+}
+
+// binSV: o = s op b.
+func binSV(op backend.BinaryOp, o []float32, s float32, b []float32) {
+	b = b[:len(o)]
+	switch op {
+	case backend.OpAdd:
+		for i := range o {
+			o[i] = s + b[i]
+		}
+	case backend.OpSub:
+		for i := range o {
+			o[i] = s - b[i]
+		}
+	case backend.OpMul:
+		for i := range o {
+			o[i] = s * b[i]
+		}
+	case backend.OpDiv:
+		for i := range o {
+			o[i] = s / b[i]
+		}
+	case backend.OpMax:
+		for i := range o {
+			o[i] = max(s, b[i])
+		}
+	case backend.OpMin:
+		for i := range o {
+			o[i] = min(s, b[i])
+		}
+	}
+}
+
+// compareRange computes Bool output elements [lo, hi) of a comparison.
+func compareRange(op backend.BinaryOp, out []bool, a, b *bview[float32], lo, hi int) {
+	for i := lo; i < hi; {
+		j := min(a.end(i, hi), b.end(i, hi))
+		as, ax, aScalar := a.at(i, j)
+		bs, bx, bScalar := b.at(i, j)
+		o := out[i:j]
+		if bScalar {
+			if aScalar {
+				v := cmp(op, ax, bx)
+				for k := range o {
+					o[k] = v
+				}
+			} else {
+				cmpVS(op, o, as, bx)
+			}
+		} else {
+			for k := range o {
+				av := ax
+				if !aScalar {
+					av = as[k]
+				}
+				o[k] = cmp(op, av, bs[k])
+			}
+		}
+		i = j
+	}
+}
+
+func cmp(op backend.BinaryOp, a, b float32) bool {
+	switch op {
+	case backend.OpEq:
+		return a == b
+	case backend.OpNe:
+		return a != b
+	case backend.OpLt:
+		return a < b
+	case backend.OpLe:
+		return a <= b
+	case backend.OpGt:
+		return a > b
+	}
+	return a >= b
+}
+
+// cmpVS: o = a op s for the comparisons.
+func cmpVS(op backend.BinaryOp, o []bool, a []float32, s float32) {
+	a = a[:len(o)]
+	switch op {
+	case backend.OpEq:
+		for i := range o {
+			o[i] = a[i] == s
+		}
+	case backend.OpNe:
+		for i := range o {
+			o[i] = a[i] != s
+		}
+	case backend.OpLt:
+		for i := range o {
+			o[i] = a[i] < s
+		}
+	case backend.OpLe:
+		for i := range o {
+			o[i] = a[i] <= s
+		}
+	case backend.OpGt:
+		for i := range o {
+			o[i] = a[i] > s
+		}
+	case backend.OpGe:
+		for i := range o {
+			o[i] = a[i] >= s
+		}
+	}
+}

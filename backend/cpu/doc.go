@@ -1,0 +1,32 @@
+// Package cpu is Ember's optimized CPU backend. It registers itself as
+// "cpu" (priority 20, above flex) and embeds the portable flex backend
+// (backend/flex), sharing its tensors (*flex.Tensor), so every op it does
+// not accelerate runs on the flex kernels with identical semantics.
+//
+// It overrides the hot ops:
+//
+//   - Matmul in F32/Flex32/F64 on the packed SIMD GEMM of internal/gemm
+//     (AVX-512 or AVX2+FMA assembly, batched, broadcast batch axes,
+//     transposed views passed as transposed operands without copying); F16
+//     and BF16 through float32.
+//   - Conv2d and ConvTranspose2d (which autodiff also uses for the
+//     gradients of both) as im2col/col2im plus that GEMM, the images of a
+//     batch spread over the workers.
+//   - Float32 elementwise Add, Sub, Mul, Div, Max, Min, the comparisons,
+//     Where, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh and Sigmoid, and
+//     the Sum/Max/Min reductions along the last axis (and full reductions),
+//     on contiguous operands broadcast as a full tensor, a trailing row, a
+//     leading column or a scalar, in cache-sized chunks on the persistent
+//     worker pool of internal/workers.
+//
+// Outputs of these kernels come from a recycling allocator: buffers return
+// to size-class free lists through a finalizer once no tensor or view uses
+// them, so training loops reuse memory instead of allocating, and garbage
+// collections become rarer. The backend also measures its own throughput
+// (backend.PerformanceStater) for `ember devices --stats`.
+//
+// Numerics follow flex (and so PyTorch): float32 sums accumulate in
+// float64, transcendental functions compute in float64 and round once,
+// Max/Min propagate NaN. Products and convolutions use fused multiply-adds
+// in float32, so they differ from flex by rounding only.
+package cpu

@@ -1,0 +1,209 @@
+package cpu
+
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/gemm"
+	"github.com/emberml/ember/backend/cpu/internal/workers"
+	"github.com/emberml/ember/backend/flex"
+)
+
+// Matmul multiplies the last two axes, [..., m, k] x [..., k, n] ->
+// [..., m, n], broadcasting the leading batch axes (PyTorch's matmul for
+// operands of rank >= 2). F32, Flex32 and F64 run the packed SIMD GEMM of
+// internal/gemm: a transposed (column-major) operand is passed as a
+// transposed GEMM operand without copying, other layouts are copied first;
+// a contiguous [..., m, k] times a matrix is one GEMM with all batch rows
+// stacked. F16 and BF16 compute in float32 and round once at the end, as
+// flex does. Integer and Bool products run on flex.
+func (be *Backend) Matmul(a, b backend.Tensor) backend.Tensor {
+	x, y := flex.AsTensor(a), flex.AsTensor(b)
+	switch dt := x.DType(); dt {
+	case backend.F32, backend.Flex32:
+		return matmulT(be, x, y, be.f32, gemm.Sgemm, newF32(dt))
+	case backend.F64:
+		return matmulT(be, x, y, be.f64, gemm.Dgemm, flex.NewFloat64)
+	case backend.F16, backend.BF16:
+		xf := be.Backend.Cast(x, backend.F32).(*flex.Tensor)
+		yf := be.Backend.Cast(y, backend.F32).(*flex.Tensor)
+		out := matmulT(be, xf, yf, be.f32, gemm.Sgemm, newF32(backend.F32))
+		return be.Backend.Cast(out, dt)
+	}
+	return be.Backend.Matmul(a, b)
+}
+
+// newF32 returns a constructor of float32 tensors of dtype dt.
+func newF32(dt backend.DType) func([]int, []float32) *flex.Tensor {
+	return func(shape []int, data []float32) *flex.Tensor { return flex.NewFloat32(dt, shape, data) }
+}
+
+// gemmFunc is gemm.Sgemm or gemm.Dgemm.
+type gemmFunc[T float32 | float64] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// strided returns t's storage, strides and offset for element type T.
+func strided[T float32 | float64](t *flex.Tensor) ([]T, []int, int) {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		d, st, off, _ := t.Float32Strided()
+		return any(d).([]T), st, off
+	default:
+		d, st, off, _ := t.Float64Strided()
+		return any(d).([]T), st, off
+	}
+}
+
+// matLayout describes the matrix (last two axes, rows × cols with strides
+// sr, sc) for GEMM: trans false for row-major rows with leading dimension
+// ld, true for column-major; ok false when neither fits.
+func matLayout(rows, cols, sr, sc int) (trans bool, ld int, ok bool) {
+	rr, rc := sr, sc
+	if rows == 1 {
+		rr = max(cols, 1)
+	}
+	if cols == 1 {
+		rc = 1
+	}
+	if rc == 1 && rr >= max(cols, 1) {
+		return false, rr, true
+	}
+	cr, cc := sr, sc
+	if cols == 1 {
+		cc = max(rows, 1)
+	}
+	if rows == 1 {
+		cr = 1
+	}
+	if cr == 1 && cc >= max(rows, 1) {
+		return true, cc, true
+	}
+	return false, 0, false
+}
+
+// operand is one GEMM input: storage, batch strides and offset, layout.
+type operand[T float32 | float64] struct {
+	data    []T
+	strides []int
+	off     int
+	trans   bool
+	ld      int
+}
+
+// gemmOperand returns t's GEMM view, copying it into a contiguous buffer
+// when its matrix layout is neither row- nor column-major.
+func gemmOperand[T float32 | float64](t *flex.Tensor, alloc func(int) []T) operand[T] {
+	shape := t.Shape()
+	r := len(shape)
+	d, st, off := strided[T](t)
+	if tr, ld, ok := matLayout(shape[r-2], shape[r-1], st[r-2], st[r-1]); ok {
+		return operand[T]{data: d, strides: st, off: off, trans: tr, ld: ld}
+	}
+	c := alloc(numel(shape))
+	gather(c, d, shape, st, off)
+	cst := rowStrides(shape)
+	return operand[T]{data: c, strides: cst, off: 0, ld: max(shape[r-1], 1)}
+}
+
+// rowStrides returns the contiguous row-major strides of shape.
+func rowStrides(shape []int) []int {
+	st := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = s
+		s *= shape[i]
+	}
+	return st
+}
+
+// gather copies the strided view (shape, st, off) of src into dst in
+// row-major order.
+func gather[T any](dst, src []T, shape, st []int, off int) {
+	if len(shape) == 0 {
+		dst[0] = src[off]
+		return
+	}
+	if len(shape) == 1 {
+		s := st[0]
+		for i := range shape[0] {
+			dst[i] = src[off+i*s]
+		}
+		return
+	}
+	inner := numel(shape[1:])
+	for i := range shape[0] {
+		gather(dst[i*inner:(i+1)*inner], src, shape[1:], st[1:], off+i*st[0])
+	}
+}
+
+// batchParallelWork is the multiply-adds per product below which batched
+// products run one per worker instead of each using every worker.
+const batchParallelWork = 1 << 20
+
+func matmulT[T float32 | float64](be *Backend, x, y *flex.Tensor, alloc func(int) []T, mm gemmFunc[T], wrap func([]int, []T) *flex.Tensor) *flex.Tensor {
+	xs, ys := x.Shape(), y.Shape()
+	ra, rb := len(xs), len(ys)
+	m, k, n := xs[ra-2], xs[ra-1], ys[rb-1]
+	// [..., m, k] (contiguous) x [k, n]: one GEMM over all stacked rows.
+	if rb == 2 && ra > 2 {
+		if d, ok := contiguous[T](x); ok {
+			rows := numel(xs[:ra-1])
+			yo := gemmOperand(y, alloc)
+			out := alloc(rows * n)
+			mm(false, yo.trans, rows, n, k, 1, d, max(k, 1), yo.data[yo.off:], yo.ld, 0, out, max(n, 1))
+			shape := append(append([]int{}, xs[:ra-1]...), n)
+			return wrap(shape, out)
+		}
+	}
+	xo, yo := gemmOperand(x, alloc), gemmOperand(y, alloc)
+	batch := broadcastShape(xs[:ra-2], ys[:rb-2])
+	shape := append(append([]int{}, batch...), m, n)
+	nb := numel(batch)
+	out := alloc(nb * m * n)
+	if nb == 0 || m == 0 || n == 0 {
+		return wrap(shape, out)
+	}
+	xb := bstrides(xs[:ra-2], xo.strides[:ra-2], batch)
+	yb := bstrides(ys[:rb-2], yo.strides[:rb-2], batch)
+	one := func(bi int) {
+		xoff, yoff := xo.off, yo.off
+		rem := bi
+		for d := len(batch) - 1; d >= 0; d-- {
+			i := rem % batch[d]
+			rem /= batch[d]
+			xoff += i * xb[d]
+			yoff += i * yb[d]
+		}
+		mm(xo.trans, yo.trans, m, n, k, 1, xo.data[xoff:], xo.ld, yo.data[yoff:], yo.ld, 0, out[bi*m*n:(bi+1)*m*n], n)
+	}
+	if nb > 1 && m*n*k < batchParallelWork {
+		workers.ParallelFor(nb, one)
+	} else {
+		for bi := range nb {
+			one(bi)
+		}
+	}
+	return wrap(shape, out)
+}
+
+// contiguous returns t's elements when its layout is contiguous row-major.
+func contiguous[T float32 | float64](t *flex.Tensor) ([]T, bool) {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		d, ok := t.ContiguousFloat32()
+		return any(d).([]T), ok
+	}
+	d, ok := t.ContiguousFloat64()
+	return any(d).([]T), ok
+}
+
+// bstrides returns the strides that view batch axes (shape, strides) as
+// the broadcast batch shape out (0 on broadcast axes).
+func bstrides(shape, strides, out []int) []int {
+	st := make([]int, len(out))
+	lead := len(out) - len(shape)
+	for i := range shape {
+		if shape[i] == out[lead+i] && shape[i] != 1 {
+			st[lead+i] = strides[i]
+		}
+	}
+	return st
+}

@@ -1,0 +1,172 @@
+package cpu
+
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/workers"
+	"github.com/emberml/ember/backend/flex"
+)
+
+// Reduce reduces x along axis (PyTorch's sum/amax/amin/... with dim and
+// keepdim; see backend.ReduceOp). Sum, Max and Min of contiguous
+// F32/Flex32 data along the last axis (which includes full reductions,
+// which the root package runs on the flattened tensor) or along the first
+// axis of a matrix (a column sum, as a bias gradient) run here in
+// parallel: sums accumulate in float64 like flex's, Max and Min propagate
+// NaN. Results agree with flex up to the order of the float64 additions.
+// Everything else, and empty axes, run on the flex kernels.
+func (be *Backend) Reduce(op backend.ReduceOp, x backend.Tensor, axis int, keepDim bool) backend.Tensor {
+	t := flex.AsTensor(x)
+	if isF32(t.DType()) && (op == backend.ReduceSum || op == backend.ReduceMax || op == backend.ReduceMin) {
+		if out := be.reduceF32(op, t, axis, keepDim); out != nil {
+			return out
+		}
+	}
+	return be.Backend.Reduce(op, x, axis, keepDim)
+}
+
+func (be *Backend) reduceF32(op backend.ReduceOp, t *flex.Tensor, axis int, keepDim bool) backend.Tensor {
+	src, ok := t.ContiguousFloat32()
+	shape := t.Shape()
+	if !ok || len(src) == 0 {
+		return nil
+	}
+	outer := numel(shape[:axis])
+	r := shape[axis]
+	inner := numel(shape[axis+1:])
+	oshape := append([]int{}, shape[:axis]...)
+	if keepDim {
+		oshape = append(oshape, 1)
+	}
+	oshape = append(oshape, shape[axis+1:]...)
+	var out []float32
+	switch {
+	case inner == 1 && outer == 1:
+		out = []float32{reduceAll(op, src)}
+	case inner == 1:
+		out = be.f32(outer)
+		if outer*r < serialElems {
+			for o := range outer {
+				out[o] = reduceRow(op, src[o*r:(o+1)*r])
+			}
+		} else {
+			rows := max(1, chunkElems/r)
+			workers.ParallelFor((outer+rows-1)/rows, func(task int) {
+				for o := task * rows; o < min(outer, (task+1)*rows); o++ {
+					out[o] = reduceRow(op, src[o*r:(o+1)*r])
+				}
+			})
+		}
+	case outer == 1 && op == backend.ReduceSum:
+		out = be.f32(inner)
+		const cols = 256
+		tasks := (inner + cols - 1) / cols
+		task := func(task int) {
+			lo, hi := task*cols, min(inner, (task+1)*cols)
+			var acc [cols]float64
+			a := acc[:hi-lo]
+			for j := range r {
+				for i, v := range src[j*inner+lo : j*inner+hi] {
+					a[i] += float64(v)
+				}
+			}
+			for i, v := range a {
+				out[lo+i] = float32(v)
+			}
+		}
+		if r*inner < serialElems {
+			for i := range tasks {
+				task(i)
+			}
+		} else {
+			workers.ParallelFor(tasks, task)
+		}
+	default:
+		return nil
+	}
+	return flex.NewFloat32(t.DType(), oshape, out)
+}
+
+// reduceAll reduces all of src (len > 0), in parallel chunks when large.
+func reduceAll(op backend.ReduceOp, src []float32) float32 {
+	n := len(src)
+	if n < serialElems {
+		return reduceRow(op, src)
+	}
+	chunk := chunkElems
+	if w := workers.Workers(); n < chunk*w {
+		chunk = (n + w - 1) / w
+	}
+	tasks := (n + chunk - 1) / chunk
+	if op == backend.ReduceSum {
+		part := make([]float64, tasks)
+		workers.ParallelFor(tasks, func(t int) { part[t] = sumF32(src[t*chunk : min(n, (t+1)*chunk)]) })
+		var s float64
+		for _, v := range part {
+			s += v
+		}
+		return float32(s)
+	}
+	part := make([]float32, tasks)
+	workers.ParallelFor(tasks, func(t int) { part[t] = reduceRow(op, src[t*chunk:min(n, (t+1)*chunk)]) })
+	return reduceRow(op, part)
+}
+
+// reduceRow reduces one contiguous row (len > 0).
+func reduceRow(op backend.ReduceOp, x []float32) float32 {
+	switch op {
+	case backend.ReduceSum:
+		return float32(sumF32(x))
+	case backend.ReduceMax:
+		return maxRow(x)
+	}
+	return minRow(x)
+}
+
+// sum64 sums x in float64 with eight independent accumulators.
+func sum64(x []float32) float64 {
+	var s0, s1, s2, s3, s4, s5, s6, s7 float64
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		v := x[i : i+8 : i+8]
+		s0 += float64(v[0])
+		s1 += float64(v[1])
+		s2 += float64(v[2])
+		s3 += float64(v[3])
+		s4 += float64(v[4])
+		s5 += float64(v[5])
+		s6 += float64(v[6])
+		s7 += float64(v[7])
+	}
+	for ; i < len(x); i++ {
+		s0 += float64(x[i])
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// maxRow is the largest element of x (len > 0), NaN if x holds one.
+func maxRow(x []float32) float32 {
+	m0, m1, m2, m3 := x[0], x[0], x[0], x[0]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		m0, m1, m2, m3 = max(m0, v[0]), max(m1, v[1]), max(m2, v[2]), max(m3, v[3])
+	}
+	for ; i < len(x); i++ {
+		m0 = max(m0, x[i])
+	}
+	return max(max(m0, m1), max(m2, m3))
+}
+
+// minRow is the smallest element of x (len > 0), NaN if x holds one.
+func minRow(x []float32) float32 {
+	m0, m1, m2, m3 := x[0], x[0], x[0], x[0]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		m0, m1, m2, m3 = min(m0, v[0]), min(m1, v[1]), min(m2, v[2]), min(m3, v[3])
+	}
+	for ; i < len(x); i++ {
+		m0 = min(m0, x[i])
+	}
+	return min(min(m0, m1), min(m2, m3))
+}

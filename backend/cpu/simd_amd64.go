@@ -1,0 +1,44 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// hasAVX2 selects the AVX2 loops of simd_amd64.s.
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func sumF32AVX2(x *float32, n int) float64
+
+//go:noescape
+func addF32AVX2(o, a, b *float32, n int, nt bool)
+
+// ntMin is the output size (elements) from which additions stream their
+// results past the caches (non-temporal stores): such outputs do not fit
+// in the caches anyway, and streaming saves reading them in first.
+const ntMin = 1 << 22
+
+// sumF32 is the float64 sum of x.
+func sumF32(x []float32) float64 {
+	if !hasAVX2 || len(x) < 16 {
+		return sum64(x)
+	}
+	m := len(x) &^ 15
+	return sumF32AVX2(&x[0], m) + sum64(x[m:])
+}
+
+// addF32 sets o[i] = a[i] + b[i]; total is the size of the whole output
+// (for the choice of stores).
+func addF32(o, a, b []float32, total int) {
+	if !hasAVX2 || len(o) < 16 {
+		addGo(o, a, b)
+		return
+	}
+	a, b = a[:len(o)], b[:len(o)]
+	m := len(o) &^ 15
+	nt := total >= ntMin && uintptr(unsafe.Pointer(&o[0]))%32 == 0
+	addF32AVX2(&o[0], &a[0], &b[0], m, nt)
+	addGo(o[m:], a[m:], b[m:])
+}

@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package cpu
+
+// sumF32 is the float64 sum of x.
+func sumF32(x []float32) float64 { return sum64(x) }
+
+// addF32 sets o[i] = a[i] + b[i].
+func addF32(o, a, b []float32, total int) { addGo(o, a, b) }

@@ -1,0 +1,168 @@
+package cuda
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cuda/internal/cu"
+	"github.com/emberml/ember/backend/cuda/internal/cublas"
+	"github.com/emberml/ember/backend/cuda/internal/nvrtc"
+)
+
+// Backend runs Ember's primitives on one NVIDIA GPU: one primary context,
+// one non-blocking stream on which every kernel, copy and cuBLAS call is
+// queued in program order, a caching allocator and a kernel cache. It
+// implements backend.Backend, backend.MemoryManager and
+// backend.PerformanceStater, and is safe for concurrent use.
+type Backend struct {
+	id           backend.DeviceID
+	dev          cu.Device
+	ctx          cu.Context
+	stream       cu.Stream
+	ccMajor      int
+	ccMinor      int
+	smCount      int
+	name         string
+	alloc        *allocator
+	persistent   atomic.Int32
+	fatal        atomic.Pointer[error]
+	compiled     sync.Map // compiledKey -> *Kernel
+	compileMu    sync.Mutex
+	blasOnce     sync.Once
+	blas         cublas.Handle
+	blasErr      error
+	blasMu       sync.Mutex
+	tf32         atomic.Bool
+	seed         atomic.Uint64
+	philoxOffset atomic.Uint64
+	staged       stagingSet
+}
+
+// Open initializes GPU index: loads libcuda.so.1 and NVRTC, retains the
+// primary context and creates the backend's stream. The error wraps
+// backend.ErrBackendUnavailable and names the missing library or the CUDA
+// error (no device, index out of range, ...).
+func Open(index int) (*Backend, error) {
+	id := backend.DeviceID{Type: "cuda", Index: index}
+	unavailable := func(err error) (*Backend, error) {
+		return nil, fmt.Errorf("%v: %w: %w", id, backend.ErrBackendUnavailable, err)
+	}
+	if err := cu.Load(); err != nil {
+		return unavailable(err)
+	}
+	if err := nvrtc.Load(); err != nil {
+		return unavailable(err)
+	}
+	n, err := cu.DeviceCount()
+	if err != nil {
+		return unavailable(err)
+	}
+	if index < 0 || index >= n {
+		return unavailable(fmt.Errorf("device index %d out of range (%d CUDA devices)", index, n))
+	}
+	b := &Backend{id: id}
+	if b.dev, err = cu.DeviceGet(index); err != nil {
+		return unavailable(err)
+	}
+	if b.ccMajor, err = cu.DeviceAttribute(cu.AttrComputeCapabilityMajor, b.dev); err != nil {
+		return unavailable(err)
+	}
+	if b.ccMinor, err = cu.DeviceAttribute(cu.AttrComputeCapabilityMinor, b.dev); err != nil {
+		return unavailable(err)
+	}
+	if b.smCount, err = cu.DeviceAttribute(cu.AttrMultiprocessorCount, b.dev); err != nil {
+		return unavailable(err)
+	}
+	b.name, _ = cu.DeviceName(b.dev)
+	if b.ctx, err = cu.PrimaryCtxRetain(b.dev); err != nil {
+		return unavailable(err)
+	}
+	defer b.enter()()
+	if b.stream, err = cu.StreamCreate(cu.StreamNonBlocking); err != nil {
+		return unavailable(err)
+	}
+	b.alloc = newAllocator(&cuMemory{ctx: b.ctx, stream: b.stream}, collectGarbage)
+	return b, nil
+}
+
+// ID returns the device's identity, DeviceID{Type: "cuda", Index: i}.
+func (b *Backend) ID() backend.DeviceID { return b.id }
+
+// Name is the GPU's name as the driver reports it ("NVIDIA H200").
+func (b *Backend) Name() string { return b.name }
+
+// Stream returns the CUstream every operation of the backend is queued on.
+func (b *Backend) Stream() uintptr { return uintptr(b.stream) }
+
+// CapabilityMajorMinor returns the device's compute capability (9, 0 on an H100/H200).
+func (b *Backend) CapabilityMajorMinor() (int, int) { return b.ccMajor, b.ccMinor }
+
+// MultiprocessorCount returns the number of SMs (for sizing grids).
+func (b *Backend) MultiprocessorCount() int { return b.smCount }
+
+// Sync waits for all queued work. An asynchronous fault (an illegal
+// address in a kernel, ...) comes back as an error wrapping
+// backend.ErrExecution that names the CUDA error; such a fault is sticky:
+// the device stays unusable and every later operation fails with it.
+func (b *Backend) Sync() error {
+	if err := b.failed(); err != nil {
+		return err
+	}
+	defer b.enter()()
+	if err := cu.StreamSynchronize(b.stream); err != nil {
+		e := b.fail(err)
+		if b.failed() == nil {
+			e = fmt.Errorf("%w: %w", backend.ErrExecution, e)
+		}
+		return e
+	}
+	return nil
+}
+
+// Flush is a no-op: every operation is queued on the stream when it is called.
+func (b *Backend) Flush() {}
+
+// Seed sets the seed of the random ops and resets the Philox counter offset
+// (see NextPhilox): the same seed and the same sequence of random ops give
+// the same values.
+func (b *Backend) Seed(seed uint64) {
+	b.seed.Store(seed)
+	b.philoxOffset.Store(0)
+}
+
+// NextPhilox reserves n counter values of the device's Philox-4x32 stream
+// and returns the seed and the first counter offset to use: kernels draw
+// from counters offset .. offset+n-1 (n counts 128-bit Philox outputs or
+// elements, as the kernel defines; reservations never overlap).
+func (b *Backend) NextPhilox(n uint64) (seed, offset uint64) {
+	off := b.philoxOffset.Add(n) - n
+	return b.seed.Load(), off
+}
+
+// SupportsDType reports whether dt can be stored, converted and computed:
+// every dtype, except F16 and BF16 below compute capability 8.0.
+func (b *Backend) SupportsDType(dt backend.DType) bool {
+	if dt == backend.F16 || dt == backend.BF16 {
+		return b.ccMajor >= 8
+	}
+	return dt.Valid()
+}
+
+// copyStrided copies src (any strides) into dst (contiguous, same shape and
+// dtype) on the backend's stream; the elementwise kernel library sets it.
+var copyStrided func(b *Backend, dst, src *Tensor)
+
+// Contiguous returns t when it is contiguous, else a contiguous copy.
+func (b *Backend) Contiguous(t *Tensor) *Tensor {
+	if t.IsContiguous() {
+		return t
+	}
+	if copyStrided == nil {
+		panic("cuda: Contiguous: no strided copy kernel is registered")
+	}
+	out := b.Empty(t.shape, t.dtype)
+	copyStrided(b, out, t)
+	return out
+}

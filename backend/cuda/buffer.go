@@ -1,0 +1,131 @@
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cuda/internal/cu"
+)
+
+// Buffer is device memory from the backend's caching allocator, shared by
+// the views of one tensor. It returns to its pool when the garbage
+// collector finds it unreachable (a runtime.AddCleanup), or at once through
+// Backend.Release. Memory is therefore given back after a GC cycle, which
+// the allocator forces before it would grow a pool (see Empty).
+type Buffer struct {
+	blk     *block
+	a       *allocator
+	cleanup runtime.Cleanup
+}
+
+// Bytes is the buffer's size in bytes.
+func (b *Buffer) Bytes() uint64 { return b.blk.size }
+
+// Ptr is the buffer's device address (0 when it holds no bytes).
+func (b *Buffer) Ptr() uint64 { return b.blk.ptr }
+
+type cleanupArg struct {
+	a   *allocator
+	blk *block
+}
+
+func freeBlock(c cleanupArg) { c.a.free(c.blk) }
+
+// newBuffer allocates bytes from the pools (the persistent pool inside
+// MemoryPersistentAllocations). It panics with an error wrapping
+// backend.ErrOutOfMemory when the device has no room after the cache was
+// released.
+func (b *Backend) newBuffer(bytes uint64) *Buffer {
+	if err := b.failed(); err != nil {
+		panic(err)
+	}
+	blk, err := b.alloc.alloc(bytes, b.persistent.Load() > 0)
+	if err != nil {
+		panic(b.fail(err))
+	}
+	buf := &Buffer{blk: blk, a: b.alloc}
+	if blk.size != 0 {
+		buf.cleanup = runtime.AddCleanup(buf, freeBlock, cleanupArg{b.alloc, blk})
+	}
+	return buf
+}
+
+// Empty returns a new contiguous tensor of shape and dt with uninitialized
+// contents, from the caching allocator. It panics with an error wrapping
+// backend.ErrOutOfMemory when the device is full.
+func (b *Backend) Empty(shape []int, dt backend.DType) *Tensor {
+	shape = append([]int(nil), shape...)
+	n := uint64(backend.NumElements(shape)) * uint64(dt.Size())
+	return &Tensor{buf: b.newBuffer(n), shape: shape, strides: contiguousStrides(shape), dtype: dt}
+}
+
+// Release returns t's buffer to the pool now, instead of when the garbage
+// collector finds it unreachable. The caller guarantees that no other view
+// of the buffer is used afterwards (device work already queued on the
+// backend's stream may still read it: the stream orders it before any
+// later use of the memory).
+func (b *Backend) Release(t *Tensor) {
+	if t == nil || t.buf == nil || t.buf.blk.size == 0 {
+		return
+	}
+	t.buf.cleanup.Stop()
+	t.buf.a.free(t.buf.blk)
+}
+
+// collectGarbage runs the Go garbage collector and waits (at most 20 ms)
+// for the cleanups it queued, so that dead tensors return their memory.
+func collectGarbage() {
+	runtime.GC()
+	done := make(chan struct{})
+	sentinel := new([4]*int) // not a tiny allocation: its cleanup runs
+	runtime.AddCleanup(sentinel, func(c chan struct{}) { close(c) }, done)
+	sentinel = nil
+	runtime.GC()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Millisecond):
+	}
+	runtime.Gosched()
+}
+
+// cuMemory draws pages from cuMemAlloc on one context.
+type cuMemory struct {
+	ctx    cu.Context
+	stream cu.Stream
+}
+
+func (m *cuMemory) lock() func() {
+	runtime.LockOSThread()
+	_ = cu.CtxSetCurrent(m.ctx)
+	return runtime.UnlockOSThread
+}
+
+func (m *cuMemory) alloc(n uint64) (uint64, error) {
+	defer m.lock()()
+	p, err := cu.MemAlloc(n)
+	if err != nil {
+		if ce, ok := err.(*cu.Error); ok && ce.Code == cu.ErrorOutOfMemory {
+			return 0, fmt.Errorf("%w: %w", backend.ErrOutOfMemory, err)
+		}
+		return 0, err
+	}
+	return p, nil
+}
+
+func (m *cuMemory) free(p uint64) {
+	defer m.lock()()
+	_ = cu.MemFree(p)
+}
+
+func (m *cuMemory) synchronize() {
+	defer m.lock()()
+	_ = cu.StreamSynchronize(m.stream)
+}
+
+func (m *cuMemory) info() (free, total uint64) {
+	defer m.lock()()
+	free, total, _ = cu.MemGetInfo()
+	return
+}

@@ -1,0 +1,42 @@
+// Package cuda is Ember's NVIDIA GPU backend. It loads the CUDA driver
+// (libcuda.so.1), NVRTC (libnvrtc) and cuBLAS (libcublas) at run time with
+// purego, so it builds with CGO_ENABLED=0 and the binary runs on machines
+// without CUDA (the backend then reports no devices). It registers itself
+// as "cuda" with priority 50, above every other local backend.
+//
+// One Backend drives one GPU through its primary context and one
+// non-blocking stream: every kernel, copy and cuBLAS call is queued on that
+// stream in program order, so operations return before the GPU ran them
+// and Sync (or ToData) waits. Contexts are per OS thread and goroutines
+// migrate, so each entry point locks its goroutine to the thread and makes
+// the context current (cuCtxSetCurrent) for the duration of its driver
+// calls. A kernel fault (an illegal address, ...) is sticky: Sync returns
+// it wrapped in backend.ErrExecution and every later operation fails with
+// the same error; ToData returns it instead of panicking.
+//
+// Tensors (*Tensor) are views (shape, strides and offset in elements) of a
+// Buffer; Reshape (when the strides allow, as PyTorch's view), Permute,
+// Expand (stride 0), Slice and Flip (negative strides) share it. Kernels
+// are CUDA C compiled by NVRTC for the device's architecture (sm_XY, no
+// fast math), cached per process and on disk under
+// os.UserCacheDir()/ember/cuda.
+//
+// Memory comes from a caching allocator (SPEC-device.md "Memory", after
+// Burn's cubecl pools): sliced pools of pages carved into 256-byte-aligned
+// slices, an exclusive-page pool for requests above every pool's MaxSlice,
+// and a persistent pool for MemoryPersistentAllocations. Device memory is
+// allocated per page, never per op. A buffer returns to its pool when the
+// Go garbage collector finds it unreachable (runtime.AddCleanup), or at
+// once through Release; since GPU memory is invisible to the Go heap, the
+// allocator forces a collection before growing a pool once a quarter of
+// its reserved bytes (at least 64 MiB) was allocated since the last one, so
+// the reserved bytes of a steady training loop stay flat. Out of memory, it
+// releases unused pages, collects and retries before failing with an error
+// wrapping backend.ErrOutOfMemory.
+//
+// Matmul runs cublasGemmStridedBatchedEx (F32 in float32 unless SetTF32,
+// F64, F16 and BF16 with float32 accumulation); the elementwise, reduce,
+// cast, random and movement primitives are NVRTC kernels. F16 and BF16
+// need compute capability 8.0. Semantics follow backend/backend.go
+// (PyTorch's).
+package cuda

@@ -1,0 +1,211 @@
+// Package cublas binds the cuBLAS calls Ember's CUDA backend uses
+// (handle, stream, math mode, cublasGemmStridedBatchedEx), loaded at run
+// time with purego (no cgo). Matrices are column-major, as in cuBLAS.
+package cublas
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// Libraries are the names Load tries, in order.
+var Libraries = []string{
+	"libcublas.so", "libcublas.so.13", "libcublas.so.12",
+	"/usr/local/cuda/lib64/libcublas.so", "/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so",
+	"/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.12",
+}
+
+var (
+	loadOnce sync.Once
+	loadErr  error
+	libName  string
+
+	pCreate, pDestroy, pSetStream, pSetMathMode, pGemmEx, pStatusName, pStatusString uintptr
+)
+
+// Load opens the first library of Libraries that exists.
+func Load() error {
+	loadOnce.Do(func() { loadErr = load() })
+	return loadErr
+}
+
+// LibraryName is the library Load opened.
+func LibraryName() string { return libName }
+
+func load() error {
+	var h uintptr
+	var last error
+	for _, n := range Libraries {
+		var err error
+		if h, err = purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil {
+			libName = n
+			break
+		}
+		last = err
+	}
+	if h == 0 {
+		return fmt.Errorf("libcublas not found (tried %s): %v", strings.Join(Libraries, ", "), last)
+	}
+	syms := []struct {
+		p    *uintptr
+		name string
+	}{
+		{&pCreate, "cublasCreate_v2"}, {&pDestroy, "cublasDestroy_v2"},
+		{&pSetStream, "cublasSetStream_v2"}, {&pSetMathMode, "cublasSetMathMode"},
+		{&pGemmEx, "cublasGemmStridedBatchedEx"},
+		{&pStatusName, "cublasGetStatusName"}, {&pStatusString, "cublasGetStatusString"},
+	}
+	for _, s := range syms {
+		p, err := purego.Dlsym(h, s.name)
+		if err != nil {
+			return fmt.Errorf("%s: symbol %s missing: %w", libName, s.name, err)
+		}
+		*s.p = p
+	}
+	return nil
+}
+
+//go:uintptrescapes
+func call(fn uintptr, args ...uintptr) int32 {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return int32(r)
+}
+
+func cString(p uintptr) string {
+	if p == 0 {
+		return ""
+	}
+	base := *(*unsafe.Pointer)(unsafe.Pointer(&p)) // C memory, never moved by Go
+	n := 0
+	for *(*byte)(unsafe.Add(base, n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice((*byte)(base), n))
+}
+
+// Error is a failed cuBLAS call with its status name and description.
+type Error struct {
+	Call   string
+	Status int32
+	Name   string
+	Text   string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: %s (%d): %s", e.Call, e.Name, e.Status, e.Text)
+}
+
+func check(name string, r int32) error {
+	if r == 0 {
+		return nil
+	}
+	n, _, _ := purego.SyscallN(pStatusName, uintptr(r))
+	s, _, _ := purego.SyscallN(pStatusString, uintptr(r))
+	return &Error{Call: name, Status: r, Name: cString(n), Text: cString(s)}
+}
+
+// Handle is a cublasHandle_t.
+type Handle uintptr
+
+// Create makes a handle in the current CUDA context.
+func Create() (Handle, error) {
+	var h Handle
+	err := check("cublasCreate_v2", call(pCreate, uintptr(unsafe.Pointer(&h))))
+	return h, err
+}
+
+// Destroy frees the handle.
+func Destroy(h Handle) error { return check("cublasDestroy_v2", call(pDestroy, uintptr(h))) }
+
+// SetStream makes the handle's work go to stream s.
+func SetStream(h Handle, s uintptr) error {
+	return check("cublasSetStream_v2", call(pSetStream, uintptr(h), s))
+}
+
+// Math modes (cublasMath_t).
+const (
+	DefaultMath  = 0
+	PedanticMath = 2
+	TF32Math     = 3
+)
+
+// SetMathMode sets the handle's math mode.
+func SetMathMode(h Handle, mode int) error {
+	return check("cublasSetMathMode", call(pSetMathMode, uintptr(h), uintptr(mode)))
+}
+
+// DataType is a cudaDataType_t.
+type DataType int32
+
+// The data types the backend uses.
+const (
+	R32F  DataType = 0
+	R64F  DataType = 1
+	R16F  DataType = 2
+	R16BF DataType = 14
+)
+
+// ComputeType is a cublasComputeType_t.
+type ComputeType int32
+
+// The compute types the backend uses.
+const (
+	Compute32F         ComputeType = 68
+	Compute32FPedantic ComputeType = 69
+	Compute64F         ComputeType = 70
+	Compute32FFastTF32 ComputeType = 77
+)
+
+// Operation is a cublasOperation_t.
+type Operation int32
+
+// The operations.
+const (
+	OpN Operation = 0
+	OpT Operation = 1
+)
+
+// Gemm describes one cublasGemmStridedBatchedEx call: C = alpha*op(A)*op(B)
+// + beta*C for Batch matrices at the given strides (elements), all
+// column-major. Alpha and Beta point to host scalars of the compute type's
+// scalar type (float32 for 32F compute, float64 for 64F).
+type Gemm struct {
+	TransA, TransB Operation
+	M, N, K        int
+	Alpha, Beta    unsafe.Pointer
+	A              uint64
+	AType          DataType
+	LDA            int
+	StrideA        int64
+	B              uint64
+	BType          DataType
+	LDB            int
+	StrideB        int64
+	C              uint64
+	CType          DataType
+	LDC            int
+	StrideC        int64
+	Batch          int
+	Compute        ComputeType
+}
+
+// GemmStridedBatchedEx runs g (algorithm CUBLAS_GEMM_DEFAULT) on the handle's stream.
+func GemmStridedBatchedEx(h Handle, g *Gemm) error {
+	const gemmDefault = ^uintptr(0) // CUBLAS_GEMM_DEFAULT = -1
+	// Pinning makes the scalars heap objects that stay put during the call.
+	var pin runtime.Pinner
+	pin.Pin(g.Alpha)
+	pin.Pin(g.Beta)
+	defer pin.Unpin()
+	return check("cublasGemmStridedBatchedEx", call(pGemmEx, uintptr(h),
+		uintptr(g.TransA), uintptr(g.TransB), uintptr(g.M), uintptr(g.N), uintptr(g.K),
+		uintptr(g.Alpha), uintptr(g.A), uintptr(g.AType), uintptr(g.LDA), uintptr(g.StrideA),
+		uintptr(g.B), uintptr(g.BType), uintptr(g.LDB), uintptr(g.StrideB),
+		uintptr(g.Beta), uintptr(g.C), uintptr(g.CType), uintptr(g.LDC), uintptr(g.StrideC),
+		uintptr(g.Batch), uintptr(g.Compute), gemmDefault))
+}

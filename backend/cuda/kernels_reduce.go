@@ -1,0 +1,171 @@
+package cuda
+
+import "github.com/emberml/ember/backend"
+
+// The reduce family reduces contiguous [outer, r, inner] data along r,
+// with the op (backend.ReduceOp) chosen at run time, in two kernels per
+// dtype:
+//
+//   - rows (inner == 1): a group of 32·wpr threads per row (wpr = 1: a warp,
+//     for short rows, 8 rows per block; wpr = 8: a whole block) strides over
+//     the row, then combines with warp shuffles and, across warps, shared
+//     memory;
+//   - cols (inner > 1): a 32×8 block; threadIdx.x walks 32 neighbouring
+//     columns (coalesced loads), threadIdx.y splits r in 8, and shared
+//     memory combines the 8 partial results.
+//
+// Sum and Prod accumulate in A (double for floats, u64 for integers, so
+// integer results wrap); the value is rounded once to the dtype (F16 and
+// BF16 through float, as flex). Max, Min, ArgMax and ArgMin carry a value
+// and its index and combine with better(): NaN beats every number, the
+// first NaN (lowest index) wins, and ties pick the lowest index, so the
+// result does not depend on the order of combination. An empty axis gives
+// Sum 0, Prod 1, Max -Inf (the smallest integer), Min +Inf (the largest)
+// and index 0.
+
+type reduceSpec struct {
+	Name, S, C, A   string
+	Lowest, Highest string // C expressions: the identities of Max and Min
+	Load            string // converts S x to C
+	StoreC, StoreA  string // render storing C v / A acc as S
+	Cols            bool
+}
+
+var reduceTmpl = mustTemplate("reduce", `
+typedef {{.S}} S;
+typedef {{.C}} C;
+typedef {{.A}} A;
+__device__ __forceinline__ double shfl(double v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ float shfl(float v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ i64 shfl(i64 v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ u64 shfl(u64 v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ i32 shfl(i32 v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ u32 shfl(u32 v, int o) { return __shfl_down_sync(0xffffffffu, v, o); }
+__device__ __forceinline__ i16 shfl(i16 v, int o) { return (i16)__shfl_down_sync(0xffffffffu, (int)v, o); }
+__device__ __forceinline__ u16 shfl(u16 v, int o) { return (u16)__shfl_down_sync(0xffffffffu, (int)v, o); }
+__device__ __forceinline__ i8 shfl(i8 v, int o) { return (i8)__shfl_down_sync(0xffffffffu, (int)v, o); }
+__device__ __forceinline__ u8 shfl(u8 v, int o) { return (u8)__shfl_down_sync(0xffffffffu, (int)v, o); }
+
+// better reports whether (v2, i2) replaces (v1, i1).
+__device__ __forceinline__ bool better(bool isMax, C v1, i64 i1, C v2, i64 i2) {
+	bool n1 = v1 != v1, n2 = v2 != v2;
+	if (n1 || n2) return (n1 && n2) ? i2 < i1 : n2;
+	if (isMax ? v2 > v1 : v2 < v1) return true;
+	return v2 == v1 && i2 < i1;
+}
+struct Acc {
+	A acc;
+	C val;
+	i64 idx;
+};
+__device__ __forceinline__ void acc_init(Acc& s, int op, i64 none) {
+	s.acc = op == 2 ? (A)1 : (A)0;
+	s.val = (op == 3 || op == 5) ? ({{.Lowest}}) : ({{.Highest}});
+	s.idx = none;
+}
+__device__ __forceinline__ void acc_add(Acc& s, int op, S raw, i64 j) {
+	C v = {{.Load}};
+	if (op == 1) s.acc += (A)v;
+	else if (op == 2) s.acc *= (A)v;
+	else if (better(op == 3 || op == 5, s.val, s.idx, v, j)) { s.val = v; s.idx = j; }
+}
+__device__ __forceinline__ void acc_merge(Acc& s, int op, const Acc& t) {
+	if (op == 1) s.acc += t.acc;
+	else if (op == 2) s.acc *= t.acc;
+	else if (better(op == 3 || op == 5, s.val, s.idx, t.val, t.idx)) { s.val = t.val; s.idx = t.idx; }
+}
+__device__ __forceinline__ void acc_shfl(Acc& s, int op, int o) {
+	Acc t;
+	t.acc = shfl(s.acc, o);
+	t.val = shfl(s.val, o);
+	t.idx = shfl(s.idx, o);
+	acc_merge(s, op, t);
+}
+__device__ __forceinline__ void acc_store(const Acc& s, int op, i64 r, i64 at, u64 pv, u64 pi) {
+	if (op == 5 || op == 6) {
+		((i64*)pi)[at] = s.idx >= r ? 0 : s.idx;
+	} else if (op <= 2) {
+		A acc = s.acc;
+		((S*)pv)[at] = {{.StoreA}};
+	} else {
+		C v = s.val;
+		((S*)pv)[at] = {{.StoreC}};
+	}
+}
+{{- if not .Cols}}
+extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, u64 px, u64 pv, u64 pi, int wpr) {
+	__shared__ Acc sh[8];
+	const S* x = (const S*)px;
+	const int g = 32 * wpr;
+	const int lane = threadIdx.x % g;
+	const int rpb = blockDim.x / g;
+	const i64 none = 0x7fffffffffffffffLL;
+	for (i64 base = (i64)blockIdx.x * rpb; base < outer; base += (i64)gridDim.x * rpb) {
+		const i64 row = base + threadIdx.x / g;
+		Acc s;
+		acc_init(s, op, none);
+		if (row < outer) {
+			const S* p = x + row * r;
+			for (i64 j = lane; j < r; j += g) acc_add(s, op, p[j], j);
+		}
+		for (int o = 16; o > 0; o >>= 1) acc_shfl(s, op, o);
+		if (wpr > 1) {
+			const int warp = threadIdx.x / 32;
+			__syncthreads();
+			if (threadIdx.x % 32 == 0) sh[warp] = s;
+			__syncthreads();
+			if (lane == 0) {
+				for (int w = 1; w < wpr; w++) acc_merge(s, op, sh[w]);
+			}
+		}
+		if (lane == 0 && row < outer) acc_store(s, op, r, row, pv, pi);
+	}
+}
+{{- else}}
+extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, u64 px, u64 pv, u64 pi) {
+	__shared__ Acc sh[8][32];
+	const S* x = (const S*)px;
+	const i64 nbx = (inner + 31) / 32;
+	const i64 none = 0x7fffffffffffffffLL;
+	for (i64 blk = blockIdx.x; blk < outer * nbx; blk += gridDim.x) {
+		const i64 o = blk / nbx;
+		const i64 col = (blk % nbx) * 32 + threadIdx.x;
+		Acc s;
+		acc_init(s, op, none);
+		if (col < inner) {
+			const S* p = x + o * r * inner + col;
+			for (i64 j = threadIdx.y; j < r; j += blockDim.y) acc_add(s, op, p[j * inner], j);
+		}
+		__syncthreads();
+		sh[threadIdx.y][threadIdx.x] = s;
+		__syncthreads();
+		if (threadIdx.y == 0 && col < inner) {
+			for (int y = 1; y < blockDim.y; y++) acc_merge(s, op, sh[y][threadIdx.x]);
+			acc_store(s, op, r, o * inner + col, pv, pi);
+		}
+	}
+}
+{{- end}}
+`)
+
+// reduceSource renders the rows or cols reduce kernel for dt (Bool
+// reduces as U8: the host maps Sum to Max and Prod to Min).
+func reduceSource(dt backend.DType, name string, cols bool) string {
+	c := ctypeOf(dt)
+	sp := reduceSpec{Name: name, S: c.S, C: c.C, Load: ld(c, "raw"), Cols: cols}
+	switch {
+	case c.Kind == 'f':
+		sp.A = "double"
+		sp.Lowest, sp.Highest = "-EMBER_INF", "EMBER_INF"
+		if dt == backend.F64 {
+			sp.Lowest, sp.Highest = "-EMBER_DINF", "EMBER_DINF"
+		}
+		sp.StoreA = st(c, "("+c.C+")acc")
+	default:
+		sp.A = "u64"
+		sp.Lowest, sp.Highest = "lim<"+c.S+">::lo", "lim<"+c.S+">::hi"
+		sp.StoreA = "(S)acc"
+	}
+	sp.StoreC = st(c, "v")
+	return render(reduceTmpl, sp)
+}

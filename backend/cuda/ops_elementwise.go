@@ -1,0 +1,172 @@
+package cuda
+
+import "github.com/emberml/ember/backend"
+
+func init() { copyStrided = copyStridedKernel }
+
+// elemCall describes one elementwise launch: the kernel family (its name
+// prefix, unique per apply and types), the C types of the inputs and the
+// output, apply's source and the runtime op code.
+type elemCall struct {
+	fam   string
+	tin   []string
+	tout  string
+	apply string
+	op    int
+}
+
+// unaryCall is the launch of Unary(op) on dt.
+func unaryCall(dt backend.DType, op backend.UnaryOp) elemCall {
+	c := ctypeOf(dt)
+	return elemCall{fam: "unary_" + c.Name, tin: []string{c.S}, tout: c.S, apply: unaryApply(dt), op: int(op)}
+}
+
+// binaryCall is the launch of Binary(op) on dt (comparisons: the compare
+// kernel, giving Bool).
+func binaryCall(dt backend.DType, op backend.BinaryOp) elemCall {
+	c := ctypeOf(dt)
+	if op.IsComparison() {
+		return elemCall{fam: "compare_" + c.Name, tin: []string{c.S, c.S}, tout: "u8", apply: binaryApply(dt, true), op: int(op)}
+	}
+	return elemCall{fam: "binary_" + c.Name, tin: []string{c.S, c.S}, tout: c.S, apply: binaryApply(dt, false), op: int(op)}
+}
+
+// whereCall is the launch of Where on elements of size bytes.
+func whereCall(size int) elemCall {
+	bits := bitsType(size)
+	return elemCall{fam: "where_" + bits, tin: []string{"u8", bits, bits}, tout: bits, apply: whereApply}
+}
+
+// copyCall is the launch of a strided copy of elements of size bytes.
+func copyCall(size int) elemCall {
+	bits := bitsType(size)
+	return elemCall{fam: "copy_" + bits, tin: []string{bits}, tout: bits, apply: copyApply}
+}
+
+// elementwise runs c over shape: out (with strides outSt, any layout)
+// receives apply(op, ins...), input i read with strides inSt[i] (0 on
+// broadcast axes). Contiguous launches (all operands dense or scalar and
+// 16-byte aligned) take the vectorized kernel, the others the strided one.
+func (b *Backend) elementwise(c elemCall, shape []int, out *Tensor, outSt []int, ins []*Tensor, inSt [][]int) {
+	if numel(shape) == 0 {
+		return
+	}
+	strides := append([][]int{outSt}, inSt...)
+	ptrs := []uint64{out.Ptr()}
+	sizes := []int{out.dtype.Size()}
+	for _, t := range ins {
+		ptrs = append(ptrs, t.Ptr())
+		sizes = append(sizes, t.dtype.Size())
+	}
+	sh, st := collapse(shape, strides)
+	splitLeading(sh, st, ptrs, sizes, func(sh []int, st [][]int, ptrs []uint64) {
+		b.elementwiseLaunch(c, sh, st, ptrs, sizes)
+	})
+}
+
+func (b *Backend) elementwiseLaunch(c elemCall, sh []int, st [][]int, ptrs []uint64, sizes []int) {
+	n := numel(sh)
+	vec := elemVec(sizes...)
+	contig := len(sh) <= 1
+	var sc [3]int32
+	for k := range st {
+		s := 1
+		if len(sh) == 1 {
+			s = st[k][0]
+		}
+		switch {
+		case s == 0 && k > 0:
+			sc[k-1] = 1
+		case s != 1 || ptrs[k]%uint64(vec*sizes[k]) != 0:
+			contig = false
+		}
+	}
+	var p [4]uint64
+	copy(p[:], ptrs)
+	if contig {
+		name, src := elemSource(c, true, "", vec)
+		k := b.kernel(name, func() string { return src() })
+		b.Launch(k, grid1(n/vec, blockSize*elemUnroll), block1, 0,
+			int64(n), int32(c.op), p[0], p[1], p[2], p[3], sc[0], sc[1], sc[2])
+		return
+	}
+	idx := "i64"
+	if fits32(sh, st) {
+		idx = "int"
+	}
+	name, src := elemSource(c, false, idx, vec)
+	k := b.kernel(name, func() string { return src() })
+	b.Launch(k, grid1(n, blockSize), block1, 0, layoutBlob(sh, st), int32(c.op), p[0], p[1], p[2], p[3])
+}
+
+// elemSource returns the name of c's contiguous kernel (vector width vec)
+// or strided kernel (index type idx), and a function rendering its source.
+func elemSource(c elemCall, contig bool, idx string, vec int) (string, func() string) {
+	tin := [3]string{"u8", "u8", "u8"}
+	copy(tin[:], c.tin)
+	spec := elemSpec{T0: tin[0], T1: tin[1], T2: tin[2], TO: c.tout, Nin: len(c.tin), Apply: c.apply, Vec: vec, Contig: contig, IDX: idx}
+	switch {
+	case contig:
+		spec.Name = "ember_" + c.fam + "_c"
+	case idx == "int":
+		spec.Name = "ember_" + c.fam + "_s32"
+	default:
+		spec.Name = "ember_" + c.fam + "_s64"
+	}
+	return spec.Name, func() string { return render(elemTmpl, spec) }
+}
+
+// copyStridedKernel copies src into dst (equal shapes and dtypes, any
+// strides for both; dst's elements must not overlap one another). It is
+// the backend's copyStrided.
+func copyStridedKernel(b *Backend, dst, src *Tensor) {
+	b.elementwise(copyCall(src.dtype.Size()), dst.shape, dst, dst.strides, []*Tensor{src}, [][]int{src.strides})
+}
+
+// Unary applies op elementwise to x (any layout), giving a contiguous
+// tensor of x's dtype (backend.UnaryOp; semantics as backend/flex: floats
+// compute in float for F32/F16/BF16 and double for F64 and round once to
+// the dtype; on integers Neg and Abs wrap, Floor/Ceil/Round are the
+// identity and float-only ops go through double and truncate with
+// saturation; on Bool, Not negates).
+func (b *Backend) Unary(op backend.UnaryOp, x backend.Tensor) backend.Tensor {
+	t := tensorOf(x)
+	out := b.Empty(t.shape, t.dtype)
+	b.elementwise(unaryCall(t.dtype, op), t.shape, out, out.strides, []*Tensor{t}, [][]int{t.strides})
+	return out
+}
+
+// Binary applies op elementwise to a and b (equal dtypes, NumPy
+// broadcasting, any layouts), giving a contiguous tensor of their dtype,
+// or Bool for comparisons. Semantics are backend/flex's: float Add, Sub,
+// Mul, Div, Max and Min run in the dtype's compute type (float for
+// F32/F16/BF16), FloorDiv, Rem, Mod, Pow and Atan2 in double; Max and Min
+// propagate NaN; integers wrap, Div truncates, FloorDiv floors, Rem takes
+// the dividend's sign and Mod the divisor's (MIN / -1 wraps to MIN as in
+// Go); on Bool, arithmetic acts on 0/1 (Add is Or, Mul is And, Sub is Xor).
+// Integer division by zero is rejected by the caller (the kernel would
+// return an unspecified value).
+func (b *Backend) Binary(op backend.BinaryOp, a, bt backend.Tensor) backend.Tensor {
+	x, y := tensorOf(a), tensorOf(bt)
+	shape := broadcastShapes(x.shape, y.shape)
+	odt := x.dtype
+	if op.IsComparison() {
+		odt = backend.Bool
+	}
+	out := b.Empty(shape, odt)
+	b.elementwise(binaryCall(x.dtype, op), shape, out, out.strides, []*Tensor{x, y},
+		[][]int{broadcastStrides(x, shape), broadcastStrides(y, shape)})
+	return out
+}
+
+// Where selects a's element where cond (Bool) is true, else b's; the three
+// broadcast (NumPy) and the result has a's dtype (PyTorch's where). Values
+// are copied bit for bit.
+func (b *Backend) Where(cond, a, bt backend.Tensor) backend.Tensor {
+	c, x, y := tensorOf(cond), tensorOf(a), tensorOf(bt)
+	shape := broadcastShapes(c.shape, x.shape, y.shape)
+	out := b.Empty(shape, x.dtype)
+	b.elementwise(whereCall(x.dtype.Size()), shape, out, out.strides, []*Tensor{c, x, y},
+		[][]int{broadcastStrides(c, shape), broadcastStrides(x, shape), broadcastStrides(y, shape)})
+	return out
+}

@@ -1,0 +1,193 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/flex"
+)
+
+// The kernel tests compare every op with backend/flex, the reference
+// backend, on random non-zero inputs presented through several layouts.
+// Tolerances (relative, with a small absolute floor for values near 0):
+// F32 1e-5, F16/BF16 1e-2, F64 1e-12; integers and Bool exactly.
+
+var flexRef = flex.New(backend.DeviceID{Type: "flex"})
+
+// tolerance returns the (rtol, atol) for comparing results of dtype dt.
+func tolerance(dt backend.DType) (float64, float64) {
+	switch dt {
+	case backend.F32, backend.Flex32:
+		return 1e-5, 1e-6
+	case backend.F16, backend.BF16:
+		return 1e-2, 1e-3
+	case backend.F64:
+		return 1e-12, 1e-14
+	}
+	return 0, 0
+}
+
+// nonZero returns random non-zero data of shape and dt: floats in
+// ±[0.5, 4), signed integers in ±[1, 20], unsigned in [1, 40], Bool 0 or 1.
+func nonZero(rng *rand.Rand, shape []int, dt backend.DType) *backend.TensorData {
+	return fromF64(shape, dt, func() float64 {
+		switch {
+		case dt == backend.Bool:
+			return float64(rng.IntN(2))
+		case dt.IsInt() && dt.IsSigned():
+			v := float64(rng.IntN(20) + 1)
+			if rng.IntN(2) == 0 {
+				v = -v
+			}
+			return v
+		case dt.IsInt():
+			return float64(rng.IntN(40) + 1)
+		}
+		v := 0.5 + 3.5*rng.Float64()
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
+		return v
+	})
+}
+
+// fromF64 fills data of shape with gen's values converted to dt (Cast semantics).
+func fromF64(shape []int, dt backend.DType, gen func() float64) *backend.TensorData {
+	n := backend.NumElements(shape)
+	raw := make([]byte, 8*n)
+	for i := range n {
+		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(gen()))
+	}
+	return (&backend.TensorData{Shape: append([]int{}, shape...), DType: backend.F64, Bytes: raw}).Convert(dt)
+}
+
+// layout presents data of a logical shape through a view: base is the
+// shape of the data uploaded, view turns it into the logical tensor.
+type layout struct {
+	name string
+	base func(shape []int) []int
+	view func(be backend.Backend, x backend.Tensor, shape []int) backend.Tensor
+}
+
+var layouts = []layout{
+	{"contiguous", func(s []int) []int { return s }, func(be backend.Backend, x backend.Tensor, s []int) backend.Tensor { return x }},
+	{"permuted", func(s []int) []int {
+		r := make([]int, len(s))
+		for i, v := range s {
+			r[len(s)-1-i] = v
+		}
+		return r
+	}, func(be backend.Backend, x backend.Tensor, s []int) backend.Tensor {
+		axes := make([]int, len(s))
+		for i := range axes {
+			axes[i] = len(s) - 1 - i
+		}
+		return be.Permute(x, axes)
+	}},
+	{"stepped", func(s []int) []int {
+		r := append([]int{}, s...)
+		if len(r) > 0 {
+			r[len(r)-1] = 2*r[len(r)-1] + 1
+		}
+		return r
+	}, func(be backend.Backend, x backend.Tensor, s []int) backend.Tensor {
+		if len(s) == 0 {
+			return x
+		}
+		rs := make([]backend.Range, len(s))
+		for i, v := range s {
+			rs[i] = backend.Range{Start: 0, End: v, Step: 1}
+		}
+		rs[len(s)-1] = backend.Range{Start: 1, End: 2*s[len(s)-1] + 1, Step: 2}
+		return be.Slice(x, rs)
+	}},
+	{"flipped", func(s []int) []int { return s }, func(be backend.Backend, x backend.Tensor, s []int) backend.Tensor {
+		axes := make([]int, len(s))
+		for i := range axes {
+			axes[i] = i
+		}
+		return be.Flip(x, axes)
+	}},
+}
+
+// pair uploads data to the GPU backend and to flex and applies the layout
+// on both, returning the logical tensors.
+func pair(b *Backend, d *backend.TensorData, l layout, shape []int) (backend.Tensor, backend.Tensor) {
+	return l.view(b, b.FromData(d), shape), l.view(flexRef, flexRef.FromData(d), shape)
+}
+
+// randomPair makes random non-zero data of the logical shape in layout l
+// on both backends.
+func randomPair(b *Backend, rng *rand.Rand, shape []int, dt backend.DType, l layout) (backend.Tensor, backend.Tensor) {
+	return pair(b, nonZero(rng, l.base(shape), dt), l, shape)
+}
+
+// same compares a GPU result with flex's within dt's tolerance, reporting
+// what with the mismatch.
+func same(t *testing.T, b *Backend, got, want backend.Tensor, what string) {
+	t.Helper()
+	g, err := b.ToData(got)
+	if err != nil {
+		t.Fatalf("%s: reading the GPU result: %v", what, err)
+	}
+	w, err := flexRef.ToData(want)
+	if err != nil {
+		t.Fatalf("%s: reading flex's result: %v", what, err)
+	}
+	rtol, atol := tolerance(w.DType)
+	if err := g.ApproxEqual(w, rtol, atol); err != nil {
+		t.Errorf("%s: %v", what, err)
+	}
+}
+
+// sameNorm compares a GPU float result with flex's by the norm-wise
+// relative error ‖got − want‖ / ‖want‖ within dt's relative tolerance
+// (results whose summation order differs, such as GEMMs and atomic sums,
+// are ill-conditioned elementwise where terms cancel); other dtypes
+// exactly.
+func sameNorm(t *testing.T, b *Backend, got, want backend.Tensor, what string) {
+	t.Helper()
+	w, err := flexRef.ToData(want)
+	if err != nil {
+		t.Fatalf("%s: reading flex's result: %v", what, err)
+	}
+	if !w.DType.IsFloat() {
+		same(t, b, got, want, what)
+		return
+	}
+	g, err := b.ToData(got)
+	if err != nil {
+		t.Fatalf("%s: reading the GPU result: %v", what, err)
+	}
+	if !slices.Equal(g.Shape, w.Shape) || g.DType != w.DType {
+		t.Fatalf("%s: got %v %v, want %v %v", what, g.DType, g.Shape, w.DType, w.Shape)
+	}
+	var diff, ref float64
+	for i := range w.NumElements() {
+		d := g.Value(i) - w.Value(i)
+		diff += d * d
+		ref += w.Value(i) * w.Value(i)
+	}
+	rtol, _ := tolerance(w.DType)
+	if e := math.Sqrt(diff / max(ref, 1e-300)); !(e <= rtol) {
+		t.Errorf("%s: relative error %g > %g", what, e, rtol)
+	}
+}
+
+// try runs f, turning a panic into a test error naming what.
+func try(t *testing.T, what string, f func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s: panic: %v", what, r)
+		}
+	}()
+	f()
+}
+
+func name(parts ...any) string { return fmt.Sprint(parts...) }

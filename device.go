@@ -26,7 +26,7 @@ func (i DeviceIndex) resolve() int {
 		return 0
 	}
 	if i < 0 {
-		panic("ember: device index must be non-negative")
+		panic(&Error{Op: "device", Msg: fmt.Sprintf("device index must be non-negative (got %d)", int(i))})
 	}
 	return int(i)
 }
@@ -454,7 +454,11 @@ func (d Device) backend() backend.Backend {
 		panic(err)
 	}
 	if !s.locked.Load() {
+		// Under the settings mutex, so a concurrent Configure either
+		// completes before this first op or fails.
+		s.mu.Lock()
 		s.locked.Store(true)
+		s.mu.Unlock()
 	}
 	if !d.autodiff {
 		return b

@@ -32,7 +32,7 @@ func VirtualGPU(i DeviceIndex) DeviceKind { return DeviceKind{"virtual", i.resol
 // Existing names a device already created by the program, by its id.
 func Existing(id int) DeviceKind {
 	if id < 0 {
-		panic("ember: device index must be non-negative")
+		panic(&Error{Op: "device", Msg: fmt.Sprintf("device index must be non-negative (got %d)", id)})
 	}
 	return DeviceKind{"existing", id}
 }

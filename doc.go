@@ -29,6 +29,14 @@
 // floors (Python's //), Rem takes the dividend's sign (Go's %), Mod the
 // divisor's (Python's %); integer division by zero panics with an *Error.
 //
+// # Concurrency
+//
+// A Device and its tensors are safe to use from many goroutines; backends
+// guard their own state. One exception: NoGrad switches gradient recording
+// off process-wide (Go has no goroutine-local state), so do not evaluate
+// under NoGrad while another goroutine trains; evaluate on Device.Inner
+// values instead, or serialize the two.
+//
 // # Errors
 //
 // Misuse in tensor math (shape, dtype, device, axis) panics with an *Error

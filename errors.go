@@ -3,6 +3,7 @@ package ember
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/emberml/ember/backend"
@@ -66,14 +67,17 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Try runs f and returns the *Error (or any other error value) it panicked
-// with, or nil if it returned normally. Panics whose value is not an error
-// are re-raised.
+// with, or nil if it returned normally. Panics whose value is not an error,
+// and Go runtime errors (nil dereference, index out of range: bugs rather
+// than misuse), are re-raised.
 func Try(f func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(error); ok {
-				err = e
-				return
+				if _, isRuntime := e.(runtime.Error); !isRuntime {
+					err = e
+					return
+				}
 			}
 			panic(r)
 		}

@@ -26,6 +26,15 @@ func normAxis(op string, x *Tensor, axis, rank int) int {
 // on the same hardware without autodiff are moved onto the autodiff device
 // untracked.
 func commonDevice(op string, names []string, xs ...*Tensor) Device {
+	for i, x := range xs {
+		if x == nil {
+			ops := make([]string, len(xs))
+			for j, y := range xs {
+				ops[j] = describe(names[j], y)
+			}
+			fail(op, ops, "operand %s is a nil *Tensor", names[i])
+		}
+	}
 	dev := xs[0].dev
 	for _, x := range xs[1:] {
 		if !x.dev.Equal(dev) {
@@ -102,9 +111,12 @@ func BroadcastShapes(a, b []int) (out []int, ok bool) {
 func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor {
 	name := op.String()
 	dev := commonDevice(name, []string{"lhs", "rhs"}, x, y)
-	if _, ok := BroadcastShapes(x.shape(), y.shape()); !ok {
+	out, ok := BroadcastShapes(x.shape(), y.shape())
+	if !ok {
 		fail(name, []string{describe("lhs", x), describe("rhs", y)}, "shapes do not broadcast")
 	}
+	checkShape(name, out)
+	checkAlloc(name, out, backend.Promote(x.DType(), y.DType()))
 	if op.IsLogical() {
 		if x.DType() != Bool || y.DType() != Bool {
 			fail(name, []string{describe("lhs", x), describe("rhs", y)}, "needs Bool operands")

@@ -22,6 +22,7 @@ func (x *Tensor) Reshape(shape ...int) *Tensor {
 			n *= s
 		}
 	}
+	checkShape("reshape", slices.DeleteFunc(slices.Clone(shape), func(s int) bool { return s == -1 }))
 	total := x.NumElements()
 	if infer >= 0 {
 		if n == 0 || total%n != 0 {
@@ -102,6 +103,7 @@ func (x *Tensor) Expand(shape ...int) *Tensor {
 			fail("expand", []string{describe("x", x)}, "bad target shape %v", shape)
 		}
 	}
+	checkShape("expand", out)
 	if slices.Equal(out, xs) {
 		return x
 	}

@@ -88,11 +88,13 @@ func (x *Tensor) MaxPool2d(opts PoolOptions) *Tensor {
 	o := opts.norm("max_pool2d", x)
 	return x.pool4(func(x *Tensor) *Tensor {
 		vs := x.windows("max_pool2d", o, math.Inf(-1))
-		out := vs[0]
-		for _, v := range vs[1:] {
-			out = out.Maximum(v)
+		if len(vs) == 1 {
+			return vs[0]
 		}
-		return out
+		// One reduction over a window axis, so that tied maxima share the
+		// gradient evenly (a chain of pairwise Maximum would halve it at
+		// every step: 1/8, 1/8, 1/4, 1/2 for a 2×2 window of equal values).
+		return Stack(vs, -1).MaxAxis(-1, false)
 	})
 }
 

@@ -107,9 +107,21 @@ func (x *Tensor) Item() float64 {
 // ---- creation ----
 
 func checkShape(op string, shape []int) []int {
+	n := 1
 	for _, s := range shape {
 		if s < 0 {
 			fail(op, nil, "negative size in shape %v", shape)
+		}
+		if s == 0 {
+			n = 0
+		}
+	}
+	if n != 0 {
+		for _, s := range shape {
+			if n > math.MaxInt/s {
+				fail(op, nil, "shape %v has more elements than an int can count", shape)
+			}
+			n *= s
 		}
 	}
 	return append([]int{}, shape...)
@@ -191,6 +203,7 @@ func FullDType(shape []int, value float64, dt DType, dev Device) *Tensor {
 	if !dt.Valid() {
 		fail("full", nil, "invalid dtype %v", dt)
 	}
+	checkAlloc("full", shape, dt)
 	return wrap(dev, dev.backend().Full(shape, dt, value))
 }
 
@@ -250,11 +263,26 @@ func Random(shape []int, dist Distribution, dev Device) *Tensor {
 // RandomDType samples a tensor of dtype dt from dist.
 func RandomDType(shape []int, dist Distribution, dt DType, dev Device) *Tensor {
 	shape = checkShape("random", shape)
-	if dist.Kind == backend.DistNormal && dist.B < 0 {
-		fail("random", nil, "normal standard deviation %v is negative", dist.B)
+	if !dt.Valid() {
+		fail("random", nil, "invalid dtype %v", dt)
 	}
-	if dist.Kind == backend.DistBernoulli && (dist.A < 0 || dist.A > 1) {
-		fail("random", nil, "bernoulli probability %v is outside [0, 1]", dist.A)
+	checkAlloc("random", shape, dt)
+	if math.IsNaN(dist.A) || math.IsNaN(dist.B) {
+		fail("random", nil, "distribution parameters %v, %v include NaN", dist.A, dist.B)
+	}
+	switch dist.Kind {
+	case backend.DistNormal:
+		if dist.B < 0 {
+			fail("random", nil, "normal standard deviation %v is negative", dist.B)
+		}
+	case backend.DistBernoulli:
+		if dist.A < 0 || dist.A > 1 {
+			fail("random", nil, "bernoulli probability %v is outside [0, 1]", dist.A)
+		}
+	case backend.DistUniform:
+		if dist.A > dist.B {
+			fail("random", nil, "uniform low %v is above high %v", dist.A, dist.B)
+		}
 	}
 	return wrap(dev, dev.backend().Random(shape, dt, dist))
 }

@@ -55,8 +55,13 @@ func Save(path string, m Module) error {
 		return fmt.Errorf("nn: save: %w", err)
 	}
 	tmp := f.Name()
+	// CreateTemp makes the file 0600; a checkpoint is an ordinary data
+	// file, readable like one written by os.Create.
+	err = f.Chmod(0o644)
 	w := bufio.NewWriter(f)
-	err = SaveSafetensors(w, tensors)
+	if err == nil {
+		err = SaveSafetensors(w, tensors)
+	}
 	if err == nil {
 		err = w.Flush()
 	}

@@ -129,6 +129,9 @@ func accuracyPlot(res *Result) (*plot.Plot, error) {
 		p.Add(line, pts)
 	}
 	p.Add(plotter.NewGrid())
+	// Accuracy is a fraction: fix the axis to [0, 1] (Add autoscales, and
+	// with a single point gonum pads the range to about 1.8).
+	p.Y.Min, p.Y.Max = 0, 1
 	return p, nil
 }
 

@@ -69,6 +69,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Device.IsAutodiff() && cfg.Device.GradientCheckpointingStrategy() == ember.Balanced {
+		cfg.Checkpointing = true // "cpu+autodiff+checkpointing" asks for it
+	}
 	dev := cfg.Device.Inner()
 	if err := dev.Init(); err != nil {
 		return nil, err

@@ -19,7 +19,10 @@ import (
 //     in 32 bits (cheaper divisions), else long long.
 //
 // apply is defined per kernel (unary, binary, compare, where, copy) and
-// takes the runtime op code: one kernel per (family, dtype) serves every
+// takes the op code. Contiguous kernels are generated per op, which makes
+// it a compile-time constant (OPC): the op's switch folds away and the
+// loop body is the op alone (see bench/NOTES.md "CUDA kernels"). Strided
+// kernels take the op at run time: one per (family, dtype) serves every
 // op, which keeps the number of NVRTC compilations small.
 
 // elemSpec is one elementwise kernel's template data.
@@ -30,6 +33,7 @@ type elemSpec struct {
 	Nin        int
 	Apply      string // defines __device__ TO apply(int op, T0 a, T1 b, T2 c)
 	Contig     bool
+	Op         int // the op, a compile-time constant in contig kernels
 	IDX        string
 	Vec        int
 }
@@ -44,6 +48,7 @@ typedef {{.TO}} TO;
 {{.Apply}}
 {{- if .Contig}}
 #define VEC {{.Vec}}
+#define OPC {{.Op}}
 #define UNROLL `+fmt.Sprint(elemUnroll)+`
 struct alignas(VEC * sizeof(T0)) V0 { T0 v[VEC]; };
 struct alignas(VEC * sizeof(T1)) V1 { T1 v[VEC]; };
@@ -83,7 +88,7 @@ extern "C" __global__ void {{.Name}}(i64 n, int op, u64 pout, u64 p0, u64 p1, u6
 				VO o;
 #pragma unroll
 				for (int k = 0; k < VEC; k++) {
-					o.v[k] = apply(op, sc0 ? s0 : r0[u].v[k],
+					o.v[k] = apply(OPC, sc0 ? s0 : r0[u].v[k],
 						{{if gt .Nin 1}}sc1 ? s1 : r1[u].v[k]{{else}}s1{{end}},
 						{{if gt .Nin 2}}sc2 ? s2 : r2[u].v[k]{{else}}s2{{end}});
 				}
@@ -93,7 +98,7 @@ extern "C" __global__ void {{.Name}}(i64 n, int op, u64 pout, u64 p0, u64 p1, u6
 	}
 	i64 t = nv * VEC + (i64)blockIdx.x * blockDim.x + threadIdx.x;
 	if (t < n) {
-		out[t] = apply(op, sc0 ? s0 : a0[t],
+		out[t] = apply(OPC, sc0 ? s0 : a0[t],
 			{{if gt .Nin 1}}sc1 ? s1 : a1[t]{{else}}s1{{end}},
 			{{if gt .Nin 2}}sc2 ? s2 : a2[t]{{else}}s2{{end}});
 	}

@@ -8,17 +8,18 @@ func init() { copyStrided = copyStridedKernel }
 // prefix, unique per apply and types), the C types of the inputs and the
 // output, apply's source and the runtime op code.
 type elemCall struct {
-	fam   string
-	tin   []string
-	tout  string
-	apply string
-	op    int
+	fam    string
+	opName string // names the op in contiguous kernels' names ("" for op-less families)
+	tin    []string
+	tout   string
+	apply  string
+	op     int
 }
 
 // unaryCall is the launch of Unary(op) on dt.
 func unaryCall(dt backend.DType, op backend.UnaryOp) elemCall {
 	c := ctypeOf(dt)
-	return elemCall{fam: "unary_" + c.Name, tin: []string{c.S}, tout: c.S, apply: unaryApply(dt), op: int(op)}
+	return elemCall{fam: "unary_" + c.Name, tin: []string{c.S}, tout: c.S, apply: unaryApply(dt), op: int(op), opName: op.String()}
 }
 
 // binaryCall is the launch of Binary(op) on dt (comparisons: the compare
@@ -26,9 +27,9 @@ func unaryCall(dt backend.DType, op backend.UnaryOp) elemCall {
 func binaryCall(dt backend.DType, op backend.BinaryOp) elemCall {
 	c := ctypeOf(dt)
 	if op.IsComparison() {
-		return elemCall{fam: "compare_" + c.Name, tin: []string{c.S, c.S}, tout: "u8", apply: binaryApply(dt, true), op: int(op)}
+		return elemCall{fam: "compare_" + c.Name, tin: []string{c.S, c.S}, tout: "u8", apply: binaryApply(dt, true), op: int(op), opName: op.String()}
 	}
-	return elemCall{fam: "binary_" + c.Name, tin: []string{c.S, c.S}, tout: c.S, apply: binaryApply(dt, false), op: int(op)}
+	return elemCall{fam: "binary_" + c.Name, tin: []string{c.S, c.S}, tout: c.S, apply: binaryApply(dt, false), op: int(op), opName: op.String()}
 }
 
 // whereCall is the launch of Where on elements of size bytes.
@@ -106,6 +107,8 @@ func elemSource(c elemCall, contig bool, idx string, vec int) (string, func() st
 	copy(tin[:], c.tin)
 	spec := elemSpec{T0: tin[0], T1: tin[1], T2: tin[2], TO: c.tout, Nin: len(c.tin), Apply: c.apply, Vec: vec, Contig: contig, IDX: idx}
 	switch {
+	case contig && c.opName != "":
+		spec.Name, spec.Op = "ember_"+c.fam+"_"+c.opName+"_c", c.op
 	case contig:
 		spec.Name = "ember_" + c.fam + "_c"
 	case idx == "int":

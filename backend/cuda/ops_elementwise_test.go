@@ -21,12 +21,24 @@ func TestKernelUnary(t *testing.T) {
 			if op == backend.OpNot && dt != backend.Bool {
 				continue // Not is Bool-only
 			}
-			for _, l := range layouts {
-				for _, shape := range elemShapes {
+			for li, l := range layouts {
+				// every layout, a rotating shape each, plus the large
+				// contiguous case (vector loop and tail)
+				shapes := [][]int{elemShapes[(int(op)*4+li)%len(elemShapes)]}
+				if li == 0 {
+					shapes = append(shapes, []int{1000, 37})
+				}
+				for _, shape := range shapes {
 					what := name("unary ", op, " ", dt, " ", l.name, " ", shape)
 					try(t, what, func() {
 						x, fx := randomPair(b, rng, shape, dt, l)
-						same(t, b, b.Unary(op, x), flexRef.Unary(op, fx), what)
+						rtol := 0.0
+						if !dt.IsFloat() && op >= backend.OpExp && op <= backend.OpErf {
+							// float-only ops on integers go through double:
+							// the device's and Go's libm may differ by an ulp
+							rtol = 1e-15
+						}
+						sameTol(t, b, b.Unary(op, x), flexRef.Unary(op, fx), what, rtol)
 					})
 				}
 			}
@@ -45,18 +57,14 @@ func TestKernelBinary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, dt := range backend.AllDTypes {
 		for op := backend.OpAdd; op <= backend.OpXor; op++ {
-			for li, l := range layouts {
-				for si, sh := range binaryShapes {
-					if (si+li+int(op))%2 == 1 && l.name != "contiguous" {
-						continue // half of the strided combinations keep the test short
-					}
-					what := name("binary ", op, " ", dt, " ", l.name, " ", sh)
-					try(t, what, func() {
-						x, fx := randomPair(b, rng, sh[0], dt, l)
-						y, fy := randomPair(b, rng, sh[1], dt, l)
-						same(t, b, b.Binary(op, x, y), flexRef.Binary(op, fx, fy), what)
-					})
-				}
+			for si, sh := range binaryShapes {
+				l := layouts[(si+int(op))%len(layouts)]
+				what := name("binary ", op, " ", dt, " ", l.name, " ", sh)
+				try(t, what, func() {
+					x, fx := randomPair(b, rng, sh[0], dt, l)
+					y, fy := randomPair(b, rng, sh[1], dt, l)
+					same(t, b, b.Binary(op, x, y), flexRef.Binary(op, fx, fy), what)
+				})
 			}
 		}
 	}

@@ -127,6 +127,23 @@ func randomPair(b *Backend, rng *rand.Rand, shape []int, dt backend.DType, l lay
 	return pair(b, nonZero(rng, l.base(shape), dt), l, shape)
 }
 
+// sameTol is same with the relative tolerance raised to at least rtol.
+func sameTol(t *testing.T, b *Backend, got, want backend.Tensor, what string, rtol float64) {
+	t.Helper()
+	g, err := b.ToData(got)
+	if err != nil {
+		t.Fatalf("%s: reading the GPU result: %v", what, err)
+	}
+	w, err := flexRef.ToData(want)
+	if err != nil {
+		t.Fatalf("%s: reading flex's result: %v", what, err)
+	}
+	r, atol := tolerance(w.DType)
+	if err := g.ApproxEqual(w, max(r, rtol), atol); err != nil {
+		t.Errorf("%s: %v", what, err)
+	}
+}
+
 // same compares a GPU result with flex's within dt's tolerance, reporting
 // what with the mismatch.
 func same(t *testing.T, b *Backend, got, want backend.Tensor, what string) {

@@ -7,7 +7,9 @@
 // The micro-kernel is chosen once at start-up from the CPU's features: Go
 // assembly for amd64 with AVX-512F (14×32 float32, 14×16 float64 tiles) or
 // AVX2+FMA (6×16 float32, 6×8 float64 tiles), and a pure-Go kernel
-// elsewhere (other GOARCHes included). Kernel names the choice.
+// elsewhere (other GOARCHes included: there is no arm64 NEON kernel yet).
+// Kernel names the choice. Products with a single row or column go
+// through the same packed path (no separate matrix-vector kernel).
 package gemm
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major float32
@@ -36,6 +38,8 @@ func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 }
 
 // Kernel names the micro-kernel selected on this machine for Sgemm, such
-// as "avx512 14x32", "avx2-fma 6x16" or "generic 4x4"; Dgemm uses the
-// float64 kernel of the same instruction set.
+// as "avx512 14x32", "avx2-fma 6x16", or "generic 2x4" (amd64, 386) and
+// "generic 4x4" (other architectures) for the pure-Go fallback; Dgemm uses
+// the float64 kernel of the same instruction set (14x16, 6x8, same generic
+// tile).
 func Kernel() string { return sKernel.name }

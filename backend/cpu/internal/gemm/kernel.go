@@ -8,9 +8,9 @@ type float interface{ ~float32 | ~float64 }
 type microKernel[T float] struct {
 	name   string
 	mr, nr int // register tile: mr rows × nr columns of C
-	kc     int // depth of a packed block (B micro-panel kc×nr in L1)
-	mc     int // rows of a packed A block (mc×kc in L2), a multiple of mr
-	nc     int // columns of a packed B block (kc×nc in L3), a multiple of nr
+	kc     int // depth of a packed block (k slice)
+	mc     int // rows of a packed A block (mc×kc, meant to stay in L2)
+	nc     int // columns of a packed B block (kc×nc, shared, in L3)
 	// run computes the mr×nr tile T[i][j] = Σ_{p<k} a[p·mr+i]·b[p·nr+j] of
 	// a packed A micro-panel and a packed B micro-panel, k ≥ 1, and stores
 	// it to c[i·ldc+j] (adding to the old value when acc). c must hold

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // pool is the process-wide worker pool.
@@ -29,6 +30,7 @@ type job struct {
 	f    func(task int)
 	n    int64
 	next atomic.Int64
+	left atomic.Int64 // tasks not finished yet
 	wg   sync.WaitGroup
 }
 
@@ -38,13 +40,44 @@ func start() {
 		pool.size = max(1, runtime.GOMAXPROCS(0))
 		pool.jobs = make(chan *job, 4*pool.size)
 		for range pool.size - 1 {
-			go func() {
-				for j := range pool.jobs {
-					j.run()
-				}
-			}()
+			go worker()
 		}
 	})
+}
+
+// spinFor is how long an idle worker, or a caller waiting for the last
+// tasks of its call, polls before blocking. Blocking parks the OS thread,
+// and waking a parked thread (on virtual machines, an idle virtual CPU)
+// costs tens of microseconds, as much as a whole small product; back-to-back
+// parallel calls, as in a blocked matrix product, find the pool awake.
+const spinFor = 50 * time.Microsecond
+
+// worker runs jobs from the queue until the program exits.
+func worker() {
+	for {
+		var j *job
+		select {
+		case j = <-pool.jobs:
+		default:
+			j = spinReceive()
+		}
+		j.run()
+	}
+}
+
+// spinReceive polls the job queue for spinFor, then blocks on it.
+func spinReceive() *job {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; ; i++ {
+		select {
+		case j := <-pool.jobs:
+			return j
+		default:
+		}
+		if i%16 == 15 && time.Now().After(deadline) {
+			return <-pool.jobs
+		}
+	}
 }
 
 // run claims and executes tasks of j until none is left.
@@ -55,8 +88,21 @@ func (j *job) run() {
 			return
 		}
 		j.f(int(t))
+		j.left.Add(-1)
 		j.wg.Done()
 	}
+}
+
+// wait returns when every task of j has finished, spinning for spinFor
+// before blocking.
+func (j *job) wait() {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; j.left.Load() > 0; i++ {
+		if i%16 == 15 && time.Now().After(deadline) {
+			break
+		}
+	}
+	j.wg.Wait()
 }
 
 // Workers returns the number of goroutines that share a parallel call: the
@@ -87,6 +133,7 @@ func ParallelFor(tasks int, f func(task int)) {
 	}
 	j := &job{f: f, n: int64(tasks)}
 	j.wg.Add(tasks)
+	j.left.Store(int64(tasks))
 	// Invite up to tasks−1 helpers; when the queue is full (the pool is busy
 	// with other calls) the caller simply does more of the work itself.
 invite:
@@ -98,7 +145,7 @@ invite:
 		}
 	}
 	j.run()
-	j.wg.Wait()
+	j.wait()
 }
 
 // Parallel splits [0, n) into at most Workers() contiguous chunks of nearly

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package ember
+
+func totalHostMemory() uint64 { return 0 }

@@ -1,0 +1,74 @@
+package ember
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// A 2×2 window of equal values shares the max-pool gradient evenly (1/4
+// each), as DESIGN.md states for ties of max.
+func TestMaxPoolTieGradientSplitsEvenly(t *testing.T) {
+	dev := Flex().Autodiff()
+	x := FullDType([]int{1, 1, 2, 2}, 3, F64, dev).RequireGrad()
+	y := x.MaxPool2d(PoolOptions{Kernel: [2]int{2, 2}})
+	g := y.Sum().Backward().Of(x).Float64s()
+	for i, v := range g {
+		if v != 0.25 {
+			t.Fatalf("gradient %v: element %d is %v, want 0.25 everywhere", g, i, v)
+		}
+	}
+}
+
+func TestShapeOverflowIsAnError(t *testing.T) {
+	cases := map[string]func(){
+		"zeros":  func() { Zeros([]int{1 << 32, 1 << 32}, Flex()) },
+		"expand": func() { Ones([]int{1, 1}, Flex()).Expand(1<<32, 1<<32) },
+		"add":    func() { Ones([]int{1, 1}, Flex()).Expand(1<<31, 1).Add(Ones([]int{1, 1}, Flex()).Expand(1, 1<<33)) },
+	}
+	for name, f := range cases {
+		err := Try(f)
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(err.Error(), "more elements than an int can count") {
+			t.Errorf("%s: err = %v, want an *Error about the element count", name, err)
+		}
+	}
+}
+
+func TestHugeAllocationIsOutOfMemory(t *testing.T) {
+	if hostMemory() == ^uint64(0) {
+		t.Skip("host memory size unknown on this platform")
+	}
+	err := Try(func() { Zeros([]int{1 << 50}, Flex()) })
+	if !errors.Is(err, ErrOutOfMemory) || !strings.Contains(err.Error(), "[1125899906842624]") {
+		t.Fatalf("err = %v, want ErrOutOfMemory naming the shape", err)
+	}
+}
+
+func TestNilOperandIsAnError(t *testing.T) {
+	x := Ones([]int{2}, Flex())
+	err := Try(func() { x.Add(nil) })
+	if err == nil || !strings.Contains(err.Error(), "operand rhs is a nil *Tensor") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestTryReraisesRuntimeErrors(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil {
+			t.Fatal("Try swallowed a runtime error")
+		}
+	}()
+	var s []int
+	_ = Try(func() { _ = s[3] })
+}
+
+func TestRandomRejectsBadParameters(t *testing.T) {
+	for name, d := range map[string]Distribution{"nan": Bernoulli(nanValue()), "reversed": Uniform(1, 0), "std": Normal(0, -1)} {
+		if err := Try(func() { Random([]int{2}, d, Flex()) }); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func nanValue() float64 { z := 0.0; return z / z }

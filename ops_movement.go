@@ -336,6 +336,9 @@ func checkIndex(op string, x, index *Tensor) {
 }
 
 func (x *Tensor) checkBounds(op string, index *Tensor, size int) {
+	if dc, ok := x.dev.rawBackend().(backend.DeviceIndexChecker); ok && dc.ChecksIndicesOnDevice() {
+		return // reported by the device's next Sync or read
+	}
 	for i, v := range index.Int64s() {
 		if v < 0 || v >= int64(size) {
 			fail(op, []string{describe("x", x), describe("index", index)}, "index %d at flat position %d is out of range for size %d", v, i, size)
@@ -346,7 +349,9 @@ func (x *Tensor) checkBounds(op string, index *Tensor, size int) {
 // Gather picks x's values along axis at index (PyTorch's gather): for axis
 // 1, out[i][j][k] = x[i][index[i][j][k]][k]. index is an integer tensor of
 // x's rank whose other sizes are at most x's; out has index's shape. Indices
-// out of range panic with an *Error.
+// out of range panic with an *Error, except on devices that check indices
+// themselves (CUDA), where the next Device.Sync or read returns an error
+// wrapping ErrExecution.
 func (x *Tensor) Gather(axis int, index *Tensor) *Tensor {
 	a := x.axis("gather", axis)
 	checkIndex("gather", x, index)

@@ -2,7 +2,9 @@ package ember
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"github.com/emberml/ember/backend"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -425,6 +427,36 @@ func shapeName(s []int) string { return fmt.Sprint(s) }
 
 // expectPanic runs f and fails unless it panics with an *Error whose
 // message contains every fragment.
+// expectIndexError checks that a bad index is reported: as a panic from the
+// op on devices that check indices on the host, or as an error wrapping
+// ErrExecution from the next Sync on devices that check them on the device
+// (backend.DeviceIndexChecker).
+func expectIndexError(t *testing.T, what string, dev Device, f func() *Tensor, fragments ...string) {
+	t.Helper()
+	dc, ok := dev.Backend().(backend.DeviceIndexChecker)
+	if !ok || !dc.ChecksIndicesOnDevice() {
+		expectPanic(t, what, func() { f() }, fragments...)
+		return
+	}
+	if err := Try(func() { f() }); err != nil {
+		t.Errorf("%s: op panicked on a device that checks indices itself: %v", what, err)
+		return
+	}
+	err := dev.Sync()
+	if err == nil || !errors.Is(err, ErrExecution) {
+		t.Errorf("%s: Sync returned %v, want an error wrapping ErrExecution", what, err)
+		return
+	}
+	for _, fr := range fragments {
+		if !strings.Contains(err.Error(), fr) {
+			t.Errorf("%s: message %q lacks %q", what, err.Error(), fr)
+		}
+	}
+	if err := dev.Sync(); err != nil {
+		t.Errorf("%s: the device stays failed after the index error was reported: %v", what, err)
+	}
+}
+
 func expectPanic(t *testing.T, what string, f func(), fragments ...string) {
 	t.Helper()
 	err := Try(f)

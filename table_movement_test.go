@@ -135,10 +135,10 @@ func TestTableIndexing(t *testing.T) {
 			checkEq(t, "scatter_add -1 "+dt.String(), mk(dev, base, dt).ScatterAdd(-1, mk(dev, idx1, I32), mk(dev, src1, dt)), want1, dt)
 		}
 		x := Zeros([]int{3, 4}, dev)
-		expectPanic(t, "gather out of range", func() { x.Gather(1, FromInts([]int{0, 4, 1}, []int{3, 1}, dev)) }, "index 4", "size 4")
-		expectPanic(t, "index_select negative", func() { x.IndexSelect(0, FromInts([]int{-1}, []int{1}, dev)) }, "index -1")
-		expectPanic(t, "scatter_add out of range", func() {
-			x.ScatterAdd(0, FromInts([]int{3}, []int{1, 1}, dev), Ones([]int{1, 1}, dev))
+		expectIndexError(t, "gather out of range", dev, func() *Tensor { return x.Gather(1, FromInts([]int{0, 4, 1}, []int{3, 1}, dev)) }, "index 4", "size 4")
+		expectIndexError(t, "index_select negative", dev, func() *Tensor { return x.IndexSelect(0, FromInts([]int{-1}, []int{1}, dev)) }, "index -1")
+		expectIndexError(t, "scatter_add out of range", dev, func() *Tensor {
+			return x.ScatterAdd(0, FromInts([]int{3}, []int{1, 1}, dev), Ones([]int{1, 1}, dev))
 		}, "index 3", "size 3")
 	})
 }

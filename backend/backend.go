@@ -253,3 +253,12 @@ func (o ReduceOp) String() string {
 	}
 	return "reduce?"
 }
+
+// DeviceIndexChecker is implemented by backends that check the indices of
+// Gather, ScatterAdd and IndexSelect on the device and report a bad index
+// from the next Sync or ToData (an error wrapping ErrExecution). The root
+// package then skips its host-side bounds check, which would cost a device
+// round trip per op.
+type DeviceIndexChecker interface {
+	ChecksIndicesOnDevice() bool
+}

@@ -68,6 +68,7 @@ type MemoryPoolUsage struct {
 // retry at a quiescent point.
 type PoolsInUseError struct{ BytesInUse uint64 }
 
+// Error says how many bytes are in use.
 func (e *PoolsInUseError) Error() string {
 	return fmt.Sprintf("memory pools in use (%d bytes): retry at a quiescent point", e.BytesInUse)
 }
@@ -75,11 +76,13 @@ func (e *PoolsInUseError) Error() string {
 // StreamUnavailableError: the allocator's stream is not available.
 type StreamUnavailableError struct{}
 
+// Error says the stream is unavailable.
 func (e *StreamUnavailableError) Error() string { return "memory pools: stream unavailable" }
 
 // UnsupportedError: the backend does not manage memory pools.
 type UnsupportedError struct{ Backend string }
 
+// Error names the backend that lacks the feature.
 func (e *UnsupportedError) Error() string {
 	if e.Backend == "" {
 		return "not supported by this backend"
@@ -91,6 +94,7 @@ func (e *UnsupportedError) Error() string {
 // larger than the page, ...).
 type InvalidLayoutError struct{ Reason string }
 
+// Error gives the reason the layout is invalid.
 func (e *InvalidLayoutError) Error() string { return "invalid memory pool layout: " + e.Reason }
 
 // MemoryManager is implemented by backends with a managed device allocator

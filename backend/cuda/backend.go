@@ -118,8 +118,14 @@ func (b *Backend) Sync() error {
 		}
 		return e
 	}
-	return nil
+	return b.indexError()
 }
+
+// ChecksIndicesOnDevice reports that gather, scatter-add and index-select
+// check their indices on the device: a bad index is reported by the next
+// Sync or ToData (wrapping backend.ErrExecution) instead of being checked on
+// the host, which would cost a device round trip per op.
+func (b *Backend) ChecksIndicesOnDevice() bool { return true }
 
 // Flush is a no-op: every operation is queued on the stream when it is called.
 func (b *Backend) Flush() {}

@@ -58,6 +58,9 @@ func (b *Backend) ToData(x backend.Tensor) (data *backend.TensorData, err error)
 	if err := cu.StreamSynchronize(b.stream); err != nil {
 		return nil, b.execError(err)
 	}
+	if err := b.indexError(); err != nil {
+		return nil, err
+	}
 	runtime.KeepAlive(t)
 	return &backend.TensorData{Shape: append([]int{}, t.shape...), DType: t.dtype, Bytes: out}, nil
 }

@@ -9,7 +9,7 @@ func init() { copyStrided = copyStridedKernel }
 // output, apply's source and the runtime op code.
 type elemCall struct {
 	fam    string
-	opName string // names the op in contiguous kernels' names ("" for op-less families)
+	opName string // the op's name when contiguous kernels are generated per op (float dtypes), else ""
 	tin    []string
 	tout   string
 	apply  string
@@ -19,7 +19,16 @@ type elemCall struct {
 // unaryCall is the launch of Unary(op) on dt.
 func unaryCall(dt backend.DType, op backend.UnaryOp) elemCall {
 	c := ctypeOf(dt)
-	return elemCall{fam: "unary_" + c.Name, tin: []string{c.S}, tout: c.S, apply: unaryApply(dt), op: int(op), opName: op.String()}
+	return elemCall{fam: "unary_" + c.Name, tin: []string{c.S}, tout: c.S, apply: unaryApply(dt), op: int(op), opName: perOp(dt, op.String())}
+}
+
+// perOp returns op for float dtypes, whose contiguous kernels are
+// generated per op, and "" for the others.
+func perOp(dt backend.DType, op string) string {
+	if dt.IsFloat() {
+		return op
+	}
+	return ""
 }
 
 // binaryCall is the launch of Binary(op) on dt (comparisons: the compare
@@ -27,9 +36,9 @@ func unaryCall(dt backend.DType, op backend.UnaryOp) elemCall {
 func binaryCall(dt backend.DType, op backend.BinaryOp) elemCall {
 	c := ctypeOf(dt)
 	if op.IsComparison() {
-		return elemCall{fam: "compare_" + c.Name, tin: []string{c.S, c.S}, tout: "u8", apply: binaryApply(dt, true), op: int(op), opName: op.String()}
+		return elemCall{fam: "compare_" + c.Name, tin: []string{c.S, c.S}, tout: "u8", apply: binaryApply(dt, true), op: int(op), opName: perOp(dt, op.String())}
 	}
-	return elemCall{fam: "binary_" + c.Name, tin: []string{c.S, c.S}, tout: c.S, apply: binaryApply(dt, false), op: int(op), opName: op.String()}
+	return elemCall{fam: "binary_" + c.Name, tin: []string{c.S, c.S}, tout: c.S, apply: binaryApply(dt, false), op: int(op), opName: perOp(dt, op.String())}
 }
 
 // whereCall is the launch of Where on elements of size bytes.

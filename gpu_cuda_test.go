@@ -1,0 +1,166 @@
+package ember_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/emberml/ember"
+	"github.com/emberml/ember/nn"
+	"github.com/emberml/ember/optim"
+	"github.com/emberml/ember/train"
+)
+
+// cudaDevice returns cuda:0 or skips the test where no GPU can run.
+func cudaDevice(tb testing.TB) ember.Device {
+	tb.Helper()
+	dev := ember.CUDA(0)
+	if err := dev.Init(); err != nil {
+		tb.Skipf("no CUDA device: %v", err)
+	}
+	return dev
+}
+
+// A training run of 2000 steps holds the CUDA allocator's reserved bytes
+// flat after warm-up (SPEC-device.md "Memory"), and the install-pools cycle
+// works on a real workload: growable layout → run → read PagesPeak → install
+// the same layout capped at the peak → run again without growth.
+func TestCUDATrainingMemoryFlat(t *testing.T) {
+	dev := cudaDevice(t)
+	dev.Seed(1)
+	steps := func(ad ember.Device, n int, after func(step int)) {
+		model := train.NewMLP(ad)
+		opt := optim.NewAdam(model.NamedParameters(), optim.AdamConfig{})
+		x := ember.Randn([]int{64, 1, 28, 28}, dev)
+		y := ember.RandomDType([]int{64}, ember.Uniform(0, 10), ember.I64, dev)
+		for i := 1; i <= n; i++ {
+			loss := nn.CrossEntropy(model.Forward(x.ToDevice(ad)), y)
+			opt.Step(loss.Backward())
+			if after != nil {
+				after(i)
+			}
+		}
+		if err := dev.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var warm, end uint64
+	steps(dev.Autodiff(), 2000, func(i int) {
+		if i == 200 || i == 2000 {
+			if err := dev.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			u, ok := dev.MemoryPoolUsage()
+			if !ok {
+				t.Fatal("cuda:0 does not report MemoryPoolUsage")
+			}
+			if i == 200 {
+				warm = u.BytesReserved
+			} else {
+				end = u.BytesReserved
+			}
+		}
+	})
+	t.Logf("BytesReserved after 200 steps: %d, after 2000: %d", warm, end)
+	if end > warm {
+		t.Errorf("BytesReserved grew from %d to %d between steps 200 and 2000", warm, end)
+	}
+
+	// The install-pools cycle.
+	dev.MemoryCleanup()
+	page := uint64(8 << 20)
+	growable := ember.Sliced([]ember.SlicedPool{{PageSize: page}})
+	if err := dev.MemoryInstallPools(growable); err != nil {
+		t.Fatalf("install growable layout: %v", err)
+	}
+	steps(dev.Autodiff(), 50, nil)
+	rep, ok := dev.MemoryPoolReport()
+	if !ok || len(rep) != 1 || rep[0].PagesPeak == 0 {
+		t.Fatalf("pool report after the growable run: %+v, %v", rep, ok)
+	}
+	peak := rep[0].PagesPeak
+	capped := ember.Sliced([]ember.SlicedPool{{PageSize: page, Pages: &peak}})
+	var err error
+	for range 10 { // live tensors are freed by the garbage collector
+		if err = dev.MemoryInstallPools(capped); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("install capped layout (%d pages): %v", peak, err)
+	}
+	steps(dev.Autodiff(), 50, nil)
+	rep, _ = dev.MemoryPoolReport()
+	t.Logf("pages peak: growable run %d, capped run %d (cap %d)", peak, rep[0].PagesPeak, peak)
+	if rep[0].Pages > peak {
+		t.Errorf("capped pool grew to %d pages, cap %d", rep[0].Pages, peak)
+	}
+	if err := dev.MemoryInstallPools(ember.Preset()); err != nil {
+		t.Logf("restoring the preset layout: %v", err)
+	}
+}
+
+func benchMatmul(b *testing.B, dt ember.DType, n int) {
+	dev := cudaDevice(b)
+	x := ember.RandomDType([]int{n, n}, ember.Normal(0, 1), dt, dev)
+	y := ember.RandomDType([]int{n, n}, ember.Normal(0, 1), dt, dev)
+	x.Matmul(y)
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		x.Matmul(y)
+	}
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e12, "TFLOP/s")
+}
+
+// BenchmarkCUDAMatmulBF16_8192 is an 8192³ bf16 product (F32 accumulation).
+func BenchmarkCUDAMatmulBF16_8192(b *testing.B) { benchMatmul(b, ember.BF16, 8192) }
+
+// BenchmarkCUDAMatmulF32_4096 is a 4096³ f32 product (TF32 off).
+func BenchmarkCUDAMatmulF32_4096(b *testing.B) { benchMatmul(b, ember.F32, 4096) }
+
+// BenchmarkCUDAAddF32 adds two 2^28-element f32 tensors: bandwidth counts
+// two reads and one write.
+func BenchmarkCUDAAddF32(b *testing.B) {
+	dev := cudaDevice(b)
+	n := 1 << 28
+	x := ember.RandomDType([]int{n}, ember.Normal(0, 1), ember.F32, dev)
+	y := ember.RandomDType([]int{n}, ember.Normal(0, 1), ember.F32, dev)
+	x.Add(y)
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		x.Add(y)
+	}
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(3*4*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// BenchmarkCUDATinyAdd is the per-op dispatch cost of a 1-element add
+// (host time per op; the device work is negligible).
+func BenchmarkCUDATinyAdd(b *testing.B) {
+	dev := cudaDevice(b)
+	x := ember.Ones([]int{1}, dev)
+	y := ember.Ones([]int{1}, dev)
+	x.Add(y)
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		x.Add(y)
+	}
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/op")
+}

@@ -3,6 +3,7 @@ package optim
 import (
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/nn"
+	"slices"
 )
 
 // Optimizer updates parameters from their gradients.
@@ -28,7 +29,7 @@ func gradOf(p *nn.Param, grads *ember.Gradients) (g, v *ember.Tensor) {
 		return nil, nil
 	}
 	v = p.Value.Inner()
-	if !equalShape(g.Shape(), v.Shape()) {
+	if !slices.Equal(g.Shape(), v.Shape()) {
 		panic(&ember.Error{Op: "optimizer step", Operands: []string{
 			"gradient " + g.String(), "parameter " + v.String()}, Msg: "gradient and parameter shapes differ"})
 	}
@@ -44,18 +45,6 @@ func commit(p *nn.Param, updated *ember.Tensor) {
 		updated = updated.RequireGrad()
 	}
 	p.Value = updated
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // checkParams panics with an *ember.Error for nil cells; it returns a copy.

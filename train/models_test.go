@@ -1,6 +1,7 @@
 package train
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -35,28 +36,16 @@ func TestModelShapesAndSizes(t *testing.T) {
 		}
 		for _, p := range ps {
 			want, ok := c.shapes[p.Name]
-			if !ok || !equalInts(p.Param.Value.Shape(), want) {
+			if !ok || !slices.Equal(p.Param.Value.Shape(), want) {
 				t.Errorf("%s: parameter %s has shape %v, want %v", c.name, p.Name, p.Param.Value.Shape(), want)
 			}
 		}
 		x := ember.Randn([]int{3, 1, 28, 28}, dev)
-		if got := m.Forward(x).Shape(); !equalInts(got, []int{3, 10}) {
+		if got := m.Forward(x).Shape(); !slices.Equal(got, []int{3, 10}) {
 			t.Errorf("%s: output shape %v, want [3 10]", c.name, got)
 		}
 	}
 	if _, ok := NewModel("resnet", dev); ok {
 		t.Error("NewModel accepted an unknown name")
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/emberml/ember/backend"
@@ -145,7 +146,7 @@ func analytic(t *testing.T, ckpt bool, ins []input, f graphFn) (raw [][]byte, gr
 		if !ok {
 			t.Fatalf("no gradient for input %d", i)
 		}
-		if !equalShape(g.Shape(), in.shape) || g.DType() != backend.F64 {
+		if !slices.Equal(g.Shape(), in.shape) || g.DType() != backend.F64 {
 			t.Fatalf("gradient %d: shape %v dtype %v, want %v f64", i, g.Shape(), g.DType(), in.shape)
 		}
 		raw[i] = rawBytes(t, b.Inner(), g)

@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"github.com/emberml/ember/backend"
+	"slices"
 )
 
 // Matmul records the gradients g·bᵀ for a and aᵀ·g for b (transposes by
@@ -139,7 +140,7 @@ func (b *Backend) channels(t backend.Tensor, lo, hi int) backend.Tensor {
 // narrow slices t to its leading shape (each axis from 0), a no-op when the
 // shapes agree.
 func (b *Backend) narrow(t backend.Tensor, shape []int) backend.Tensor {
-	if equalShape(t.Shape(), shape) {
+	if slices.Equal(t.Shape(), shape) {
 		return t
 	}
 	return b.inner.Slice(t, fullRanges(shape))

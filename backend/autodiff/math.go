@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"github.com/emberml/ember/backend"
+	"slices"
 )
 
 // Small helpers over the inner backend used by the backward functions. They
@@ -65,7 +66,7 @@ func (b *Backend) trunc(x backend.Tensor) backend.Tensor {
 // sum_to_size.
 func (b *Backend) sumTo(g backend.Tensor, shape []int) backend.Tensor {
 	gs := g.Shape()
-	if equalShape(gs, shape) {
+	if slices.Equal(gs, shape) {
 		return g
 	}
 	lead := len(gs) - len(shape)
@@ -77,7 +78,7 @@ func (b *Backend) sumTo(g backend.Tensor, shape []int) backend.Tensor {
 			g = b.inner.Reduce(backend.ReduceSum, g, i, true)
 		}
 	}
-	if !equalShape(g.Shape(), shape) {
+	if !slices.Equal(g.Shape(), shape) {
 		g = b.inner.Reshape(g, shape)
 	}
 	return g
@@ -88,16 +89,4 @@ func keepDimShape(shape []int, axis int) []int {
 	s := append([]int(nil), shape...)
 	s[axis] = 1
 	return s
-}
-
-func equalShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

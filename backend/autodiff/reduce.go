@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"github.com/emberml/ember/backend"
+	"slices"
 )
 
 // Reduce reduces x along axis and records the gradient:
@@ -25,7 +26,7 @@ func (b *Backend) Reduce(rop backend.ReduceOp, x backend.Tensor, axis int, keepD
 	o.bwd = func(s *state, g backend.Tensor) []backend.Tensor {
 		shape := s.inShape(0)
 		ks := keepDimShape(shape, axis)
-		if !equalShape(g.Shape(), ks) {
+		if !slices.Equal(g.Shape(), ks) {
 			g = b.inner.Reshape(g, ks)
 		}
 		var gx backend.Tensor
@@ -54,7 +55,7 @@ func (b *Backend) prodFactor(x backend.Tensor, axis int) backend.Tensor {
 	zeroElem := b.whereS(b.cmpS(backend.OpEq, cnt, 1), pn, 0)             // keep-dim shape
 	otherElem := b.whereS(b.cmpS(backend.OpEq, cnt, 0), b.div(pn, xs), 0) // x's shape
 	f := in.Where(z, zeroElem, otherElem)
-	if !equalShape(f.Shape(), x.Shape()) {
+	if !slices.Equal(f.Shape(), x.Shape()) {
 		f = in.Expand(f, x.Shape())
 	}
 	return f
@@ -65,7 +66,7 @@ func (b *Backend) prodFactor(x backend.Tensor, axis int) backend.Tensor {
 func (b *Backend) tieGrad(x, y, g backend.Tensor, axis int) backend.Tensor {
 	in := b.inner
 	ks := g.Shape()
-	if !equalShape(y.Shape(), ks) {
+	if !slices.Equal(y.Shape(), ks) {
 		y = in.Reshape(y, ks)
 	}
 	mask := in.Cast(in.Binary(backend.OpEq, x, y), x.DType())

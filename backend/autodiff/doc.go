@@ -8,7 +8,11 @@
 // function (the op's vector-Jacobian product, computed with inner's own
 // primitives). There is no global tape: the graph lives in the tensors, so
 // when the program drops the last tensor of a step its whole graph is
-// garbage collected. Backward(root) sorts the graph reachable from root
+// garbage collected. Where inner implements one of the optional gradient
+// kernels of package backend (Conv2dWeightGrader for convolution weight
+// gradients, SliceScatterer for the adjoint of Slice, ExtremumGrader for
+// the max/min reduction gradient), the backward function calls it instead
+// of composing the same gradient from primitives. Backward(root) sorts the graph reachable from root
 // topologically, seeds the root with ones and accumulates each tensor's
 // gradient in the tensor's own dtype; the result is a *Gradients keyed by
 // tracked tensor.

@@ -42,7 +42,8 @@ var swap01 = []int{1, 0, 2, 3}
 // and the output padding that restores x's height and width; for w, per
 // group, conv2d(xᵀ, gᵀ) with N as the channel axis and stride and dilation
 // swapped, narrowed to the kernel size and permuted to [Cout, Cin/groups,
-// kH, kW].
+// kH, kW] — or, when the inner backend implements
+// backend.Conv2dWeightGrader, its Conv2dWeightGrad.
 func (b *Backend) Conv2d(x, w backend.Tensor, opts backend.ConvOptions) backend.Tensor {
 	return b.record(op{prim: PrimConv2d, needIn: 3,
 		fwd: func(in []backend.Tensor) backend.Tensor { return b.inner.Conv2d(in[0], in[1], opts) },
@@ -60,7 +61,11 @@ func (b *Backend) Conv2d(x, w backend.Tensor, opts backend.ConvOptions) backend.
 			}
 			if s.wants(1) {
 				// grad w[co, ci, kh, kw] = Σ_{n,ho,wo} g[n,co,ho,wo]·x[n,ci,ho·s+kh·d-p, ...]
-				out[1] = b.groupedWeightGrad(s.in(0), g, opts, ws[2:], false)
+				if wg, ok := b.inner.(backend.Conv2dWeightGrader); ok {
+					out[1] = wg.Conv2dWeightGrad(s.in(0), g, [4]int(ws), opts)
+				} else {
+					out[1] = b.groupedWeightGrad(s.in(0), g, opts, ws[2:], false)
+				}
 			}
 			return out
 		},
@@ -71,7 +76,8 @@ func (b *Backend) Conv2d(x, w backend.Tensor, opts backend.ConvOptions) backend.
 // x, Conv2d(g, w) with the same options (narrowed to x's size when the
 // output padding added rows); for w, per group, conv2d(gᵀ, xᵀ) with stride
 // and dilation swapped, narrowed to the kernel and permuted to
-// [Cin, Cout/groups, kH, kW].
+// [Cin, Cout/groups, kH, kW] — or the inner backend's Conv2dWeightGrad(g,
+// x) when it implements backend.Conv2dWeightGrader.
 func (b *Backend) ConvTranspose2d(x, w backend.Tensor, opts backend.ConvOptions) backend.Tensor {
 	return b.record(op{prim: PrimConvTranspose2d, needIn: 3,
 		fwd: func(in []backend.Tensor) backend.Tensor { return b.inner.ConvTranspose2d(in[0], in[1], opts) },
@@ -85,8 +91,13 @@ func (b *Backend) ConvTranspose2d(x, w backend.Tensor, opts backend.ConvOptions)
 				out[0] = b.narrow(gx, xs)
 			}
 			if s.wants(1) {
-				// grad w[ci, co, kh, kw] = Σ_{n,h,w} x[n,ci,h,w]·g[n,co,h·s+kh·d-p, ...]
-				out[1] = b.groupedWeightGrad(s.in(0), g, opts, ws[2:], true)
+				// grad w[ci, co, kh, kw] = Σ_{n,h,w} x[n,ci,h,w]·g[n,co,h·s+kh·d-p, ...]:
+				// the weight gradient of Conv2d(g, w) for the output gradient x.
+				if wg, ok := b.inner.(backend.Conv2dWeightGrader); ok {
+					out[1] = wg.Conv2dWeightGrad(g, s.in(0), [4]int(ws), opts)
+				} else {
+					out[1] = b.groupedWeightGrad(s.in(0), g, opts, ws[2:], true)
+				}
 			}
 			return out
 		},

@@ -43,8 +43,10 @@ func (b *Backend) Expand(x backend.Tensor, shape []int) backend.Tensor {
 }
 
 // Slice records the gradient placed back at the selected (strided)
-// positions of a zero tensor of x's shape, built from Reshape, Pad and
-// Slice: per stepped axis the gradient is interleaved with step-1 zeros.
+// positions of a zero tensor of x's shape: the inner backend's SliceScatter
+// when it implements backend.SliceScatterer, else built from Reshape, Pad
+// and Slice (per stepped axis the gradient is interleaved with step-1
+// zeros).
 func (b *Backend) Slice(x backend.Tensor, ranges []backend.Range) backend.Tensor {
 	ranges = append([]backend.Range(nil), ranges...)
 	return b.record(op{prim: PrimSlice,
@@ -62,6 +64,14 @@ func (b *Backend) unslice(g backend.Tensor, shape []int, ranges []backend.Range)
 		if r.Len() == 0 {
 			return b.zeros(shape, g.DType())
 		}
+	}
+	if ss, ok := b.inner.(backend.SliceScatterer); ok && g.DType().IsFloat() {
+		for ax, r := range ranges {
+			if r.Start != 0 || r.Len() != shape[ax] {
+				return ss.SliceScatter(g, shape, ranges)
+			}
+		}
+		return g
 	}
 	for ax, r := range ranges {
 		n := r.Len()

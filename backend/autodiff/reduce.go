@@ -62,12 +62,17 @@ func (b *Backend) prodFactor(x backend.Tensor, axis int) backend.Tensor {
 }
 
 // tieGrad spreads g (keep-dim shape) evenly over the elements of x equal
-// to the reduction's result y along axis.
+// to the reduction's result y along axis: the inner backend's ExtremumGrad
+// when it implements backend.ExtremumGrader, else composed from Eq, Cast,
+// Sum, Div and Mul.
 func (b *Backend) tieGrad(x, y, g backend.Tensor, axis int) backend.Tensor {
 	in := b.inner
 	ks := g.Shape()
 	if !slices.Equal(y.Shape(), ks) {
 		y = in.Reshape(y, ks)
+	}
+	if eg, ok := in.(backend.ExtremumGrader); ok {
+		return eg.ExtremumGrad(x, y, g, axis)
 	}
 	mask := in.Cast(in.Binary(backend.OpEq, x, y), x.DType())
 	cnt := in.Reduce(backend.ReduceSum, mask, axis, true)

@@ -31,8 +31,10 @@ func (Driver) Priority() int { return Priority }
 
 // Backend is the cpu backend for one device. It embeds the flex backend,
 // whose kernels and tensors (*flex.Tensor) it shares, and overrides the
-// hot ops: Matmul, Conv2d, ConvTranspose2d, and the float32 elementwise
-// ops and reductions. It is safe for concurrent use.
+// hot ops: Matmul, Conv2d, ConvTranspose2d, Cat, the float32 elementwise
+// ops and reductions, and implements the optional gradient kernels
+// (backend.Conv2dWeightGrader, backend.SliceScatterer,
+// backend.ExtremumGrader). It is safe for concurrent use.
 type Backend struct {
 	*flex.Backend
 	alloc *allocator

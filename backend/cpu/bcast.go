@@ -8,15 +8,17 @@ import "github.com/emberml/ember/backend/cpu/internal/workers"
 //	full:     data[i]           (same shape as the output)
 //	periodic: data[i % p]       (shape is a suffix of the output's: a bias row)
 //	repeat:   data[i / p]       (shape is a prefix, then size-1 axes: a column, or a scalar with p = n)
+//	middle:   data[(i / q) % p] (size-1 axes, some of the output's axes, size-1 axes: a per-channel bias [1, C, 1, 1])
 //
-// Any other broadcast (an outer product [n,1]+[1,m] of two broadcast
-// operands is fine, but a middle axis broadcast is not) falls back to flex.
+// Any other broadcast (two or more separate runs of broadcast axes among
+// the operand's own) falls back to flex.
 type bmode uint8
 
 const (
 	bFull bmode = iota
 	bPeriodic
 	bRepeat
+	bMiddle
 )
 
 // bview is one operand of an elementwise fast path.
@@ -24,6 +26,7 @@ type bview[T any] struct {
 	data []T
 	mode bmode
 	p    int
+	q    int // bMiddle: output elements per data element
 }
 
 // classify describes contiguous data of shape as broadcast to out, or
@@ -63,20 +66,27 @@ func classify[T any](data []T, shape, out []int) (bview[T], bool) {
 	if per {
 		return bview[T]{data: data, mode: bPeriodic, p: numel(out[first:])}, true
 	}
-	// repeat: the output's leading axes, then ones
-	for i := 0; i <= last; i++ {
+	// middle (repeat when first is 0): ones, the output's axes, then ones
+	for i := first; i <= last; i++ {
 		if padded[i] != out[i] {
 			return bview[T]{}, false
 		}
 	}
-	return bview[T]{data: data, mode: bRepeat, p: numel(out[last+1:])}, true
+	q := numel(out[last+1:])
+	if first == 0 {
+		return bview[T]{data: data, mode: bRepeat, p: q}, true
+	}
+	return bview[T]{data: data, mode: bMiddle, p: m, q: q}, true
 }
 
 // end returns where the run of output indices starting at i in which v
 // reads contiguously (or a single scalar) ends, capped at hi.
 func (v *bview[T]) end(i, hi int) int {
-	if v.mode == bFull {
+	switch v.mode {
+	case bFull:
 		return hi
+	case bMiddle:
+		return min(hi, (i/v.q+1)*v.q)
 	}
 	return min(hi, (i/v.p+1)*v.p)
 }
@@ -90,6 +100,8 @@ func (v *bview[T]) at(i, j int) (s []T, x T, scalar bool) {
 	case bPeriodic:
 		o := i % v.p
 		return v.data[o : o+j-i], x, false
+	case bMiddle:
+		return nil, v.data[(i/v.q)%v.p], true
 	}
 	return nil, v.data[i/v.p], true
 }

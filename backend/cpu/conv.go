@@ -168,7 +168,26 @@ func convT[T float32 | float64](x, w *flex.Tensor, o backend.ConvOptions, transp
 			}
 		}
 	}
+	// Small images are batched: nb images side by side in one GEMM.
+	batch := convBatch(xd, wd, out, xs, os, g, groups, transpose, mm)
+	nb, cols := 1, ohw
+	if transpose {
+		cols = hw
+	}
+	if cols > 0 && batch != nil {
+		nb = min(n, max(1, convCols/cols))
+	}
 	run := func(i0, i1 int) {
+		if nb > 1 {
+			cl, tl := batch.scratch(nb)
+			cb, tb := getScratch[T](scratch, cl), getScratch[T](scratch, tl)
+			defer scratch.Put(cb)
+			defer scratch.Put(tb)
+			for b0 := i0; b0 < i1; b0 += nb {
+				batch.run(b0, min(i1, b0+nb), *cb, *tb)
+			}
+			return
+		}
 		var col []T
 		if colLen > 0 {
 			b := getScratch[T](scratch, colLen)

@@ -77,6 +77,8 @@ func TestConvAgainstReference(t *testing.T) {
 		{[4]int{3, 4, 11, 10}, [4]int{6, 2, 3, 2}, opt(2, 1, 2, 2)},
 		{[4]int{2, 5, 6, 6}, [4]int{7, 5, 1, 1}, opt(1, 0, 1, 1)}, // pointwise
 		{[4]int{4, 2, 7, 7}, [4]int{2, 2, 5, 5}, opt(1, 2, 1, 1)},
+		{[4]int{2, 2, 20, 20}, [4]int{3, 2, 3, 3}, opt(1, 1, 1, 1)},  // 400 positions: one image per GEMM
+		{[4]int{12, 4, 10, 10}, [4]int{6, 2, 3, 3}, opt(1, 0, 1, 2)}, // batches of 4 images, several per worker
 	}
 	for _, byImage := range []bool{true, false} {
 		convByImage = byImage

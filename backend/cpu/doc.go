@@ -9,15 +9,24 @@
 //     (AVX-512 or AVX2+FMA assembly, batched, broadcast batch axes,
 //     transposed views passed as transposed operands without copying); F16
 //     and BF16 through float32.
-//   - Conv2d and ConvTranspose2d (which autodiff also uses for the
+//   - Conv2d and ConvTranspose2d (which autodiff also uses for the input
 //     gradients of both) as im2col/col2im plus that GEMM, the images of a
-//     batch spread over the workers.
+//     batch spread over the workers and small images batched side by side
+//     into one product.
+//   - The optional gradient kernels that backend/autodiff looks for:
+//     Conv2dWeightGrad (backend.Conv2dWeightGrader: one GEMM per group and
+//     image batch, per-worker partial sums added in a fixed order),
+//     SliceScatter (backend.SliceScatterer: the adjoint of Slice, as in a
+//     pooling window's gradient) and ExtremumGrad (backend.ExtremumGrader:
+//     the max/min reduction gradient in one fused pass).
 //   - Float32 elementwise Add, Sub, Mul, Div, Max, Min, the comparisons,
-//     Where, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh and Sigmoid, and
-//     the Sum/Max/Min reductions along the last axis (and full reductions),
-//     on contiguous operands broadcast as a full tensor, a trailing row, a
-//     leading column or a scalar, in cache-sized chunks on the persistent
-//     worker pool of internal/workers.
+//     Where, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh and Sigmoid, the
+//     Bool to F32 Cast, and the Sum/Max/Min reductions along the last axis
+//     (and full reductions), on contiguous operands broadcast as a full
+//     tensor, a trailing row, a leading column, a middle block (a
+//     per-channel bias) or a scalar, in cache-sized chunks on the
+//     persistent worker pool of internal/workers; Cat of F32/F64 strided
+//     views.
 //
 // Outputs of these kernels come from a recycling allocator: buffers return
 // to size-class free lists through a finalizer once no tensor or view uses

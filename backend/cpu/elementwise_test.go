@@ -10,8 +10,10 @@ import (
 )
 
 // broadcastPairs are operand shapes covering the fast path's modes (full,
-// trailing row, leading column, scalar, on either side), sizes above the
-// parallel threshold, and a middle-axis broadcast that falls back to flex.
+// trailing row, leading column, scalar, a middle block such as a
+// per-channel bias, on either side), sizes above the parallel threshold,
+// and a broadcast with two separate runs of size-1 axes that falls back to
+// flex.
 var broadcastPairs = [][2][]int{
 	{{5, 7}, {5, 7}},
 	{{5, 7}, {7}},
@@ -25,6 +27,9 @@ var broadcastPairs = [][2][]int{
 	{{300, 257}, {257}},
 	{{1 << 17}, {1 << 17}},
 	{{1 << 17}, {1}},
+	{{4, 6, 5, 3}, {1, 6, 1, 1}},
+	{{6, 1, 1}, {4, 6, 5, 3}},
+	{{2, 3, 200, 120}, {3, 200, 1}},
 }
 
 // TestBinaryMatchesFlex checks the float32 fast paths bit for bit against
@@ -62,7 +67,7 @@ func TestUnaryAndWhereMatchFlex(t *testing.T) {
 		}
 	}
 	// Where in Relu's form and with every operand broadcast somehow.
-	for pi, p := range broadcastPairs[:9] {
+	for pi, p := range append(broadcastPairs[:9:9], broadcastPairs[12:]...) {
 		cv := randVals(numel(p[0]), uint64(pi))
 		av, bv := randVals(numel(p[1]), 3), randVals(numel(p[0]), 4)
 		mk := func(b backend.Backend) [3]backend.Tensor {
@@ -77,7 +82,7 @@ func TestUnaryAndWhereMatchFlex(t *testing.T) {
 
 func TestReduceAgainstReference(t *testing.T) {
 	be := newTestBackend()
-	shapes := [][]int{{1}, {13}, {1 << 18}, {6, 1000}, {3000, 37}, {200, 300}}
+	shapes := [][]int{{1}, {13}, {1 << 18}, {6, 1000}, {3000, 37}, {200, 300}, {5, 3}, {20000, 4}, {7, 1}}
 	for si, s := range shapes {
 		v := randVals(numel(s), uint64(si))
 		x := tensorOf(be, v, s, backend.F32)

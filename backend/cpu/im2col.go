@@ -37,6 +37,13 @@ func validRange(off, s, size, n int) (lo, hi int) {
 // src[ci, oy·sh − ph + ky·dh, ox·sw − pw + kx·dw], or 0 outside the image.
 // Every element of dst (c·kh·kw rows of ho·wo) is written.
 func im2col[T float32 | float64](src []T, c, h, w int, g convGeom, ho, wo int, dst []T) {
+	im2colLD(src, c, h, w, g, ho, wo, dst, ho*wo)
+}
+
+// im2colLD is im2col into a matrix whose rows start ld (≥ ho·wo) elements
+// apart: row r occupies dst[r·ld : r·ld + ho·wo]; the rest of each row is
+// left untouched.
+func im2colLD[T float32 | float64](src []T, c, h, w int, g convGeom, ho, wo int, dst []T, ld int) {
 	r := 0
 	for ci := 0; ci < c; ci++ {
 		img := src[ci*h*w : (ci+1)*h*w]
@@ -45,7 +52,7 @@ func im2col[T float32 | float64](src []T, c, h, w int, g convGeom, ho, wo int, d
 			for kx := 0; kx < g.kw; kx++ {
 				offX := kx*g.dw - g.pw
 				x0, x1 := validRange(offX, g.sw, w, wo)
-				row := dst[r*ho*wo : (r+1)*ho*wo]
+				row := dst[r*ld : r*ld+ho*wo]
 				r++
 				clear(row[:y0*wo])
 				clear(row[y1*wo:])
@@ -74,6 +81,12 @@ func im2col[T float32 | float64](src []T, c, h, w int, g convGeom, ho, wo int, d
 // into the image position im2col reads it from (dst [c, h, w] is
 // accumulated into, not cleared).
 func col2im[T float32 | float64](src []T, c, h, w int, g convGeom, ho, wo int, dst []T) {
+	col2imLD(src, c, h, w, g, ho, wo, dst, ho*wo)
+}
+
+// col2imLD is col2im from a matrix whose rows start ld (≥ ho·wo) elements
+// apart: row r is src[r·ld : r·ld + ho·wo].
+func col2imLD[T float32 | float64](src []T, c, h, w int, g convGeom, ho, wo int, dst []T, ld int) {
 	r := 0
 	for ci := 0; ci < c; ci++ {
 		img := dst[ci*h*w : (ci+1)*h*w]
@@ -82,7 +95,7 @@ func col2im[T float32 | float64](src []T, c, h, w int, g convGeom, ho, wo int, d
 			for kx := 0; kx < g.kw; kx++ {
 				offX := kx*g.dw - g.pw
 				x0, x1 := validRange(offX, g.sw, w, wo)
-				row := src[r*ho*wo : (r+1)*ho*wo]
+				row := src[r*ld : r*ld+ho*wo]
 				r++
 				if x0 >= x1 {
 					continue

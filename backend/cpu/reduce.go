@@ -44,16 +44,21 @@ func (be *Backend) reduceF32(op backend.ReduceOp, t *flex.Tensor, axis int, keep
 		out = []float32{reduceAll(op, src)}
 	case inner == 1:
 		out = be.f32(outer)
-		if outer*r < serialElems {
-			for o := range outer {
+		rowsOf := func(lo, hi int) {
+			if r < 8 {
+				reduceShortRows(op, out[lo:hi], src[lo*r:hi*r], r)
+				return
+			}
+			for o := lo; o < hi; o++ {
 				out[o] = reduceRow(op, src[o*r:(o+1)*r])
 			}
+		}
+		if outer*r < serialElems {
+			rowsOf(0, outer)
 		} else {
 			rows := max(1, chunkElems/r)
 			workers.ParallelFor((outer+rows-1)/rows, func(task int) {
-				for o := task * rows; o < min(outer, (task+1)*rows); o++ {
-					out[o] = reduceRow(op, src[o*r:(o+1)*r])
-				}
+				rowsOf(task*rows, min(outer, (task+1)*rows))
 			})
 		}
 	case outer == 1 && op == backend.ReduceSum:
@@ -109,6 +114,43 @@ func reduceAll(op backend.ReduceOp, src []float32) float32 {
 	part := make([]float32, tasks)
 	workers.ParallelFor(tasks, func(t int) { part[t] = reduceRow(op, src[t*chunk:min(n, (t+1)*chunk)]) })
 	return reduceRow(op, part)
+}
+
+// reduceShortRows reduces the consecutive rows of r (1 ≤ r < 8) elements
+// of src into out, one per row, with the results of reduceRow (whose
+// accumulators see at most one element each for rows this short, so a
+// sequential loop gives the same values).
+func reduceShortRows(op backend.ReduceOp, out, src []float32, r int) {
+	src = src[:len(out)*r]
+	switch op {
+	case backend.ReduceSum:
+		for o := range out {
+			row := src[o*r : o*r+r]
+			s := float64(row[0])
+			for _, v := range row[1:] {
+				s += float64(v)
+			}
+			out[o] = float32(s)
+		}
+	case backend.ReduceMax:
+		for o := range out {
+			row := src[o*r : o*r+r]
+			m := row[0]
+			for _, v := range row[1:] {
+				m = max(m, v)
+			}
+			out[o] = m
+		}
+	default:
+		for o := range out {
+			row := src[o*r : o*r+r]
+			m := row[0]
+			for _, v := range row[1:] {
+				m = min(m, v)
+			}
+			out[o] = m
+		}
+	}
 }
 
 // reduceRow reduces one contiguous row (len > 0).

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/flex"
@@ -138,42 +139,46 @@ func (be *Backend) whereF32(c, x, y *flex.Tensor) backend.Tensor {
 				} else {
 					copy(o, src)
 				}
-			case aScalar && !bScalar:
-				bs = bs[:len(o)]
-				for k, t := range cs[:len(o)] {
-					if t {
-						o[k] = ax
-					} else {
-						o[k] = bs[k]
-					}
-				}
-			case !aScalar && bScalar:
-				as = as[:len(o)]
-				for k, t := range cs[:len(o)] {
-					if t {
-						o[k] = as[k]
-					} else {
-						o[k] = bx
-					}
-				}
 			default:
-				for k, t := range cs[:len(o)] {
-					av, bv := ax, bx
-					if !aScalar {
-						av = as[k]
-					}
-					if !bScalar {
-						bv = bs[k]
-					}
-					if t {
-						o[k] = av
-					} else {
-						o[k] = bv
-					}
-				}
+				selectF32(o, cs, as, ax, aScalar, bs, bx, bScalar)
 			}
 			i = j
 		}
 	})
 	return flex.NewFloat32(x.DType(), shape, out)
+}
+
+// selectF32 writes o[k] = a[k] where c[k], else b[k] (a or b a repeated
+// scalar when its flag is set), without branching on c: the selection is a
+// bit mask, so random masks (as Relu's) cost no mispredictions.
+func selectF32(o []float32, c []bool, as []float32, ax float32, aScalar bool, bs []float32, bx float32, bScalar bool) {
+	cb := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(c))), len(c))[:len(o)]
+	switch {
+	case aScalar && bScalar:
+		a, b := math.Float32bits(ax), math.Float32bits(bx)
+		for k, t := range cb {
+			m := -uint32(t)
+			o[k] = math.Float32frombits(a&m | b&^m)
+		}
+	case aScalar:
+		a := math.Float32bits(ax)
+		bs = bs[:len(o)]
+		for k, t := range cb {
+			m := -uint32(t)
+			o[k] = math.Float32frombits(a&m | math.Float32bits(bs[k])&^m)
+		}
+	case bScalar:
+		b := math.Float32bits(bx)
+		as = as[:len(o)]
+		for k, t := range cb {
+			m := -uint32(t)
+			o[k] = math.Float32frombits(math.Float32bits(as[k])&m | b&^m)
+		}
+	default:
+		as, bs = as[:len(o)], bs[:len(o)]
+		for k, t := range cb {
+			m := -uint32(t)
+			o[k] = math.Float32frombits(math.Float32bits(as[k])&m | math.Float32bits(bs[k])&^m)
+		}
+	}
 }

@@ -40,15 +40,26 @@ type block struct {
 	pool               *slicedPool
 	ex                 *exclusivePool
 	page               *page
-	off                uint64
+	seg                *segment // the slice of a sliced block
 	freed              bool
 }
 
 // Defaults of the preset layout and of the garbage-collection trigger.
 const (
-	largeGranule = 2 << 20  // page rounding for allocations above every pool's MaxSlice
-	gcMinBytes   = 64 << 20 // allocate at least this much before forcing a GC to avoid growth
+	largeGranule = 2 << 20   // page rounding for allocations above every pool's MaxSlice
+	gcMinBytes   = 256 << 20 // allocate at least this much before forcing a GC to avoid growth
 )
+
+// gcDueLocked reports whether enough was allocated since the last collection to
+// force one instead of growing: half the reserved bytes, at least
+// gcMinBytes. A smaller share makes every big fresh output (a 1 GiB sum, a
+// 128 MiB product) or a training step's ~100 MiB of temporaries pay a
+// collection (bench/NOTES.md "CUDA performance"); a larger one, or none,
+// lets the reserve grow with every allocation that the collector would
+// have returned.
+func (a *allocator) gcDueLocked() bool {
+	return a.gc != nil && a.sinceGC >= max(gcMinBytes, a.reservedLocked()/2)
+}
 
 // presetPools is the default layout: small, medium and big slices; larger
 // requests get pages of their own.
@@ -121,7 +132,7 @@ func (a *allocator) alloc(size uint64, persistent bool) (*block, error) {
 		a.mu.Unlock()
 		return b, nil
 	}
-	if a.gc != nil && a.sinceGC >= max(gcMinBytes, a.reservedLocked()/4) {
+	if a.gcDueLocked() {
 		a.sinceGC = 0
 		a.mu.Unlock()
 		a.gc()
@@ -176,8 +187,8 @@ func (a *allocator) fit(size, r uint64, persistent bool) *block {
 			if pg.size-pg.used < r {
 				continue
 			}
-			if off, ok := pg.take(r); ok {
-				return a.account(&block{ptr: pg.ptr + off, size: size, rounded: r, kind: kindSliced, pool: sp, page: pg, off: off})
+			if sg, ok := pg.take(r); ok {
+				return a.account(&block{ptr: pg.ptr + sg.off, size: size, rounded: r, kind: kindSliced, pool: sp, page: pg, seg: sg})
 			}
 		}
 		return nil
@@ -221,8 +232,8 @@ func (a *allocator) grow(size, r uint64, persistent bool) (*block, error) {
 	pg := newPage(ptr, sp.pageSize)
 	sp.pages = append(sp.pages, pg)
 	sp.peak = max(sp.peak, uint64(len(sp.pages)))
-	off, _ := pg.take(r)
-	return a.account(&block{ptr: ptr + off, size: size, rounded: r, kind: kindSliced, pool: sp, page: pg, off: off}), nil
+	sg, _ := pg.take(r)
+	return a.account(&block{ptr: ptr + sg.off, size: size, rounded: r, kind: kindSliced, pool: sp, page: pg, seg: sg}), nil
 }
 
 func (a *allocator) growExclusive(e *exclusivePool, k blockKind, size, r uint64) (*block, error) {
@@ -280,7 +291,7 @@ func (a *allocator) free(b *block) {
 	}
 	switch b.kind {
 	case kindSliced:
-		b.page.give(b.off)
+		b.page.give(b.seg)
 	case kindPersistent, kindLarge:
 		b.page.used = 0
 	case kindDirect:

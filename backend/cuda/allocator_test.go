@@ -117,8 +117,8 @@ func TestAllocatorSlicesAndUsage(t *testing.T) {
 	}
 	// The page is one free segment again: a page-sized... largest slice fits.
 	pg := a.pools[0].pages[0]
-	if len(pg.segs) != 1 || !pg.segs[0].free || pg.used != 0 {
-		t.Fatalf("page not coalesced: %+v", pg.segs)
+	if segs := pg.segments(); len(segs) != 1 || !segs[0].free || segs[0].size != pg.size || pg.used != 0 {
+		t.Fatalf("page not coalesced: %+v", segs)
 	}
 	r := a.report()
 	if len(r) != 1 || r[0].Pages != 1 || r[0].PagesPeak != 1 || r[0].LargestAlloc != 64<<10 || r[0].PageSize != 1<<20 {
@@ -443,4 +443,100 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// checkPage verifies a page's invariants: segments cover it in order
+// without gaps, no two free segments are adjacent, every free segment sits
+// at its recorded position of the right bin and the bins hold nothing
+// else, and used counts the allocated bytes.
+func checkPage(t *testing.T, p *page) {
+	t.Helper()
+	var off, used uint64
+	nfree := 0
+	var prev *segment
+	for s := p.first; s != nil; s = s.next {
+		if s.off != off || s.size == 0 || s.prev != prev {
+			t.Fatalf("segment [%d,+%d) breaks the cover at %d", s.off, s.size, off)
+		}
+		if s.free {
+			nfree++
+			if prev != nil && prev.free {
+				t.Fatalf("adjacent free segments at %d", s.off)
+			}
+			if l := p.bins[binOf(s.size)]; s.pos >= len(l) || l[s.pos] != s {
+				t.Fatalf("free segment [%d,+%d) not in bin %d", s.off, s.size, binOf(s.size))
+			}
+		} else {
+			used += s.size
+		}
+		off += s.size
+		prev = s
+	}
+	binned := 0
+	for _, l := range p.bins {
+		binned += len(l)
+	}
+	if off != p.size || used != p.used || binned != nfree {
+		t.Fatalf("cover %d of %d, used %d (page says %d), %d binned for %d free", off, p.size, used, p.used, binned, nfree)
+	}
+}
+
+// Random takes and gives on one page keep the invariants, never hand out
+// overlapping bytes (checked against a byte map of the page), and take
+// fails only when no free segment is large enough.
+func TestPageBinsRandom(t *testing.T) {
+	const size = 1 << 20
+	p := newPage(0, size)
+	owner := make([]int, size/sliceAlign) // granule -> allocation id + 1
+	var live []*segment
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 1; i <= 20000; i++ {
+		if len(live) > 0 && rng.IntN(5) < 2 {
+			j := rng.IntN(len(live))
+			a := live[j]
+			for g := a.off / sliceAlign; g < (a.off+a.size)/sliceAlign; g++ {
+				owner[g] = 0
+			}
+			p.give(a)
+			live = append(live[:j], live[j+1:]...)
+		} else {
+			n := roundUp(uint64(1+rng.IntN(6000)), sliceAlign)
+			if rng.IntN(50) == 0 {
+				n = roundUp(uint64(rng.IntN(200000)+1), sliceAlign)
+			}
+			s, ok := p.take(n)
+			if !ok {
+				largest := uint64(0)
+				for _, seg := range p.segments() {
+					if seg.free {
+						largest = max(largest, seg.size)
+					}
+				}
+				if largest >= n {
+					t.Fatalf("take(%d) failed with a free segment of %d", n, largest)
+				}
+				continue
+			}
+			if s.size != n || s.off%sliceAlign != 0 || s.off+n > size {
+				t.Fatalf("take(%d) gave [%d,+%d)", n, s.off, s.size)
+			}
+			for g := s.off / sliceAlign; g < (s.off+n)/sliceAlign; g++ {
+				if owner[g] != 0 {
+					t.Fatalf("granule %d handed out twice", g)
+				}
+				owner[g] = i
+			}
+			live = append(live, s)
+		}
+		if i%997 == 0 {
+			checkPage(t, p)
+		}
+	}
+	for _, a := range live {
+		p.give(a)
+	}
+	checkPage(t, p)
+	if segs := p.segments(); len(segs) != 1 || !segs[0].free {
+		t.Fatalf("page not coalesced after freeing everything: %d segments", len(segs))
+	}
 }

@@ -29,6 +29,7 @@ type Backend struct {
 	persistent   atomic.Int32
 	fatal        atomic.Pointer[error]
 	compiled     sync.Map // compiledKey -> *Kernel
+	elemKernels  sync.Map // elemVariant -> *Kernel
 	compileMu    sync.Mutex
 	blasOnce     sync.Once
 	blas         cublas.Handle

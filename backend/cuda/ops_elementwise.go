@@ -1,6 +1,10 @@
 package cuda
 
-import "github.com/emberml/ember/backend"
+import (
+	"sync"
+
+	"github.com/emberml/ember/backend"
+)
 
 func init() { copyStrided = copyStridedKernel }
 
@@ -14,12 +18,51 @@ type elemCall struct {
 	tout   string
 	apply  string
 	op     int
+	key    elemKey // identifies the call for the kernel caches (zero: uncached)
+}
+
+// elemKey identifies an elemCall: its kind (unary, binary, where, copy),
+// dtype and op (where and copy: the element size in op).
+type elemKey struct {
+	kind uint8
+	dt   backend.DType
+	op   int32
+}
+
+const (
+	elemUnary uint8 = iota + 1
+	elemBinary
+	elemWhere
+	elemCopy
+)
+
+// elemCalls memoizes the elemCall of every key: building one renders
+// names and apply sources (string work that a tiny op would pay per call).
+var elemCalls sync.Map // elemKey -> elemCall
+
+func memoCall(k elemKey, build func() elemCall) elemCall {
+	if c, ok := elemCalls.Load(k); ok {
+		return c.(elemCall)
+	}
+	c := build()
+	c.key = k
+	elemCalls.Store(k, c)
+	return c
+}
+
+// elemVariant is one compiled kernel of an elemCall: contiguous, or
+// strided with 32- or 64-bit indexing.
+type elemVariant struct {
+	key     elemKey
+	variant uint8
 }
 
 // unaryCall is the launch of Unary(op) on dt.
 func unaryCall(dt backend.DType, op backend.UnaryOp) elemCall {
-	c := ctypeOf(dt)
-	return elemCall{fam: "unary_" + c.Name, tin: []string{c.S}, tout: c.S, apply: unaryApply(dt), op: int(op), opName: perOp(dt, op.String())}
+	return memoCall(elemKey{elemUnary, dt, int32(op)}, func() elemCall {
+		c := ctypeOf(dt)
+		return elemCall{fam: "unary_" + c.Name, tin: []string{c.S}, tout: c.S, apply: unaryApply(dt), op: int(op), opName: perOp(dt, op.String())}
+	})
 }
 
 // perOp returns op for float dtypes, whose contiguous kernels are
@@ -34,23 +77,29 @@ func perOp(dt backend.DType, op string) string {
 // binaryCall is the launch of Binary(op) on dt (comparisons: the compare
 // kernel, giving Bool).
 func binaryCall(dt backend.DType, op backend.BinaryOp) elemCall {
-	c := ctypeOf(dt)
-	if op.IsComparison() {
-		return elemCall{fam: "compare_" + c.Name, tin: []string{c.S, c.S}, tout: "u8", apply: binaryApply(dt, true), op: int(op), opName: perOp(dt, op.String())}
-	}
-	return elemCall{fam: "binary_" + c.Name, tin: []string{c.S, c.S}, tout: c.S, apply: binaryApply(dt, false), op: int(op), opName: perOp(dt, op.String())}
+	return memoCall(elemKey{elemBinary, dt, int32(op)}, func() elemCall {
+		c := ctypeOf(dt)
+		if op.IsComparison() {
+			return elemCall{fam: "compare_" + c.Name, tin: []string{c.S, c.S}, tout: "u8", apply: binaryApply(dt, true), op: int(op), opName: perOp(dt, op.String())}
+		}
+		return elemCall{fam: "binary_" + c.Name, tin: []string{c.S, c.S}, tout: c.S, apply: binaryApply(dt, false), op: int(op), opName: perOp(dt, op.String())}
+	})
 }
 
 // whereCall is the launch of Where on elements of size bytes.
 func whereCall(size int) elemCall {
-	bits := bitsType(size)
-	return elemCall{fam: "where_" + bits, tin: []string{"u8", bits, bits}, tout: bits, apply: whereApply}
+	return memoCall(elemKey{elemWhere, 0, int32(size)}, func() elemCall {
+		bits := bitsType(size)
+		return elemCall{fam: "where_" + bits, tin: []string{"u8", bits, bits}, tout: bits, apply: whereApply}
+	})
 }
 
 // copyCall is the launch of a strided copy of elements of size bytes.
 func copyCall(size int) elemCall {
-	bits := bitsType(size)
-	return elemCall{fam: "copy_" + bits, tin: []string{bits}, tout: bits, apply: copyApply}
+	return memoCall(elemKey{elemCopy, 0, int32(size)}, func() elemCall {
+		bits := bitsType(size)
+		return elemCall{fam: "copy_" + bits, tin: []string{bits}, tout: bits, apply: copyApply}
+	})
 }
 
 // elementwise runs c over shape: out (with strides outSt, any layout)
@@ -58,7 +107,11 @@ func copyCall(size int) elemCall {
 // broadcast axes). Contiguous launches (all operands dense or scalar and
 // 16-byte aligned) take the vectorized kernel, the others the strided one.
 func (b *Backend) elementwise(c elemCall, shape []int, out *Tensor, outSt []int, ins []*Tensor, inSt [][]int) {
-	if numel(shape) == 0 {
+	n := numel(shape)
+	if n == 0 {
+		return
+	}
+	if b.elementwiseFlat(c, shape, n, out, outSt, ins, inSt) {
 		return
 	}
 	strides := append([][]int{outSt}, inSt...)
@@ -72,6 +125,63 @@ func (b *Backend) elementwise(c elemCall, shape []int, out *Tensor, outSt []int,
 	splitLeading(sh, st, ptrs, sizes, func(sh []int, st [][]int, ptrs []uint64) {
 		b.elementwiseLaunch(c, sh, st, ptrs, sizes)
 	})
+}
+
+// Strides of a flattened operand: dense, or one broadcast scalar.
+var (
+	flatDense  = []int{1}
+	flatScalar = []int{0}
+)
+
+// elementwiseFlat launches c as one flat loop without building layouts when
+// the output is dense and every input is dense or a broadcast scalar (the
+// common case of elementwise ops on fresh tensors); it reports false
+// otherwise.
+func (b *Backend) elementwiseFlat(c elemCall, shape []int, n int, out *Tensor, outSt []int, ins []*Tensor, inSt [][]int) bool {
+	if len(ins) > 3 {
+		return false
+	}
+	if f := flatStrides(shape, outSt); f == nil || f[0] == 0 && n > 1 {
+		return false // not dense (a zero-stride output has one element)
+	}
+	var st [4][]int
+	var ptrs [4]uint64
+	var sizes [4]int
+	st[0], ptrs[0], sizes[0] = flatDense, out.Ptr(), out.dtype.Size()
+	for k, t := range ins {
+		f := flatStrides(shape, inSt[k])
+		if f == nil {
+			return false
+		}
+		st[k+1], ptrs[k+1], sizes[k+1] = f, t.Ptr(), t.dtype.Size()
+	}
+	m := len(ins) + 1
+	b.elementwiseLaunch(c, []int{n}, st[:m], ptrs[:m], sizes[:m])
+	return true
+}
+
+// flatStrides returns flatDense when st walks shape row-major without
+// gaps, flatScalar when every stride is 0, else nil.
+func flatStrides(shape, st []int) []int {
+	want, zero := 1, true
+	for i := len(shape) - 1; i >= 0; i-- {
+		if st[i] != 0 {
+			zero = false
+		}
+		if shape[i] != 1 && st[i] != want {
+			want = -1
+		}
+		if want > 0 {
+			want *= shape[i]
+		}
+	}
+	switch {
+	case zero:
+		return flatScalar
+	case want > 0:
+		return flatDense
+	}
+	return nil
 }
 
 func (b *Backend) elementwiseLaunch(c elemCall, sh []int, st [][]int, ptrs []uint64, sizes []int) {
@@ -93,20 +203,49 @@ func (b *Backend) elementwiseLaunch(c elemCall, sh []int, st [][]int, ptrs []uin
 	}
 	var p [4]uint64
 	copy(p[:], ptrs)
+	var a argPack
 	if contig {
-		name, src := elemSource(c, true, "", vec)
-		k := b.kernel(name, func() string { return src() })
-		b.Launch(k, grid1(n/vec, blockSize*elemUnroll), block1, 0,
-			int64(n), int32(c.op), p[0], p[1], p[2], p[3], sc[0], sc[1], sc[2])
+		k := b.elemKernel(c, 0, func() (string, func() string) { return elemSource(c, true, "", vec) })
+		a.i64(int64(n))
+		a.i32(int32(c.op))
+		for _, v := range p {
+			a.u64(v)
+		}
+		for _, v := range sc {
+			a.i32(v)
+		}
+		b.launchPacked(k, grid1(n/vec, blockSize*elemUnroll), block1, 0, a.bytes())
 		return
 	}
-	idx := "i64"
+	idx, variant := "i64", uint8(2)
 	if fits32(sh, st) {
-		idx = "int"
+		idx, variant = "int", 1
 	}
-	name, src := elemSource(c, false, idx, vec)
-	k := b.kernel(name, func() string { return src() })
-	b.Launch(k, grid1(n, blockSize), block1, 0, layoutBlob(sh, st), int32(c.op), p[0], p[1], p[2], p[3])
+	k := b.elemKernel(c, variant, func() (string, func() string) { return elemSource(c, false, idx, vec) })
+	a.blob(layoutBlob(sh, st))
+	a.i32(int32(c.op))
+	for _, v := range p {
+		a.u64(v)
+	}
+	b.launchPacked(k, grid1(n, blockSize), block1, 0, a.bytes())
+}
+
+// elemKernel returns variant (0 contiguous, 1 and 2 strided with 32- and
+// 64-bit indices) of c's kernels, cached per backend by c's key; src gives
+// the kernel's name and source on first use.
+func (b *Backend) elemKernel(c elemCall, variant uint8, src func() (string, func() string)) *Kernel {
+	vk := elemVariant{c.key, variant}
+	if c.key.kind != 0 {
+		if k, ok := b.elemKernels.Load(vk); ok {
+			return k.(*Kernel)
+		}
+	}
+	name, gen := src()
+	k := b.kernel(name, gen)
+	if c.key.kind != 0 {
+		b.elemKernels.Store(vk, k)
+	}
+	return k
 }
 
 // elemSource returns the name of c's contiguous kernel (vector width vec)

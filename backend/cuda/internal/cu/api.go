@@ -2,6 +2,7 @@ package cu
 
 import (
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -219,15 +220,23 @@ func LaunchKernel(f Function, grid, block [3]uint32, shared uint32, s Stream, pa
 		r = call(pLaunchKernel, uintptr(f), uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 			uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(shared), uintptr(s), 0, 0)
 	} else {
-		// The buffer is copied into a heap object: a caller's stack-allocated
-		// slice could move while its address sits in extra as a uintptr.
-		lp := &launchParams{size: uintptr(len(params)), buf: make([]byte, len(params))}
+		// The buffer is copied into a heap object (reused through a pool):
+		// a caller's stack-allocated slice could move while its address
+		// sits in extra as a uintptr; heap objects do not move. The driver
+		// copies the parameters before cuLaunchKernel returns.
+		lp := launchPool.Get().(*launchParams)
+		if cap(lp.buf) < len(params) {
+			lp.buf = make([]byte, len(params))
+		}
+		lp.buf = lp.buf[:len(params)]
 		copy(lp.buf, params)
+		lp.size = uintptr(len(params))
 		lp.extra = [5]uintptr{1, uintptr(unsafe.Pointer(&lp.buf[0])), 2, uintptr(unsafe.Pointer(&lp.size)), 0}
 		r = call(pLaunchKernel, uintptr(f), uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 			uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), uintptr(shared), uintptr(s), 0,
 			uintptr(unsafe.Pointer(&lp.extra[0])))
 		runtime.KeepAlive(lp)
+		launchPool.Put(lp)
 	}
 	return check("cuLaunchKernel", r)
 }
@@ -239,6 +248,8 @@ type launchParams struct {
 	size  uintptr
 	buf   []byte
 }
+
+var launchPool = sync.Pool{New: func() any { return &launchParams{buf: make([]byte, 0, 512)} }}
 
 // EventDefault and EventDisableTiming are cuEventCreate flags.
 const (

@@ -26,6 +26,7 @@ var (
 	libName  string
 
 	pCreate, pDestroy, pSetStream, pSetMathMode, pGemmEx, pStatusName, pStatusString uintptr
+	pGemmEx1, pSetWorkspace                                                          uintptr
 )
 
 // Load opens the first library of Libraries that exists.
@@ -57,7 +58,8 @@ func load() error {
 	}{
 		{&pCreate, "cublasCreate_v2"}, {&pDestroy, "cublasDestroy_v2"},
 		{&pSetStream, "cublasSetStream_v2"}, {&pSetMathMode, "cublasSetMathMode"},
-		{&pGemmEx, "cublasGemmStridedBatchedEx"},
+		{&pGemmEx, "cublasGemmStridedBatchedEx"}, {&pGemmEx1, "cublasGemmEx"},
+		{&pSetWorkspace, "cublasSetWorkspace_v2"},
 		{&pStatusName, "cublasGetStatusName"}, {&pStatusString, "cublasGetStatusString"},
 	}
 	for _, s := range syms {
@@ -127,6 +129,14 @@ func SetStream(h Handle, s uintptr) error {
 	return check("cublasSetStream_v2", call(pSetStream, uintptr(h), s))
 }
 
+// SetWorkspace gives the handle bytes of device memory at ptr as its
+// workspace (cublasSetWorkspace_v2); the memory must outlive the handle's
+// use. Larger workspaces let cuBLAS pick faster algorithms (PyTorch gives
+// 32 MiB on Hopper).
+func SetWorkspace(h Handle, ptr uint64, bytes uint64) error {
+	return check("cublasSetWorkspace_v2", call(pSetWorkspace, uintptr(h), uintptr(ptr), uintptr(bytes)))
+}
+
 // Math modes (cublasMath_t).
 const (
 	DefaultMath  = 0
@@ -194,7 +204,9 @@ type Gemm struct {
 	Compute        ComputeType
 }
 
-// GemmStridedBatchedEx runs g (algorithm CUBLAS_GEMM_DEFAULT) on the handle's stream.
+// GemmStridedBatchedEx runs g (algorithm CUBLAS_GEMM_DEFAULT) on the
+// handle's stream; a single matrix (Batch 1) goes through cublasGemmEx,
+// as PyTorch does, whose heuristics pick the non-batched kernels.
 func GemmStridedBatchedEx(h Handle, g *Gemm) error {
 	const gemmDefault = ^uintptr(0) // CUBLAS_GEMM_DEFAULT = -1
 	// Pinning makes the scalars heap objects that stay put during the call.
@@ -202,6 +214,14 @@ func GemmStridedBatchedEx(h Handle, g *Gemm) error {
 	pin.Pin(g.Alpha)
 	pin.Pin(g.Beta)
 	defer pin.Unpin()
+	if g.Batch == 1 {
+		return check("cublasGemmEx", call(pGemmEx1, uintptr(h),
+			uintptr(g.TransA), uintptr(g.TransB), uintptr(g.M), uintptr(g.N), uintptr(g.K),
+			uintptr(g.Alpha), uintptr(g.A), uintptr(g.AType), uintptr(g.LDA),
+			uintptr(g.B), uintptr(g.BType), uintptr(g.LDB),
+			uintptr(g.Beta), uintptr(g.C), uintptr(g.CType), uintptr(g.LDC),
+			uintptr(g.Compute), gemmDefault))
+	}
 	return check("cublasGemmStridedBatchedEx", call(pGemmEx, uintptr(h),
 		uintptr(g.TransA), uintptr(g.TransB), uintptr(g.M), uintptr(g.N), uintptr(g.K),
 		uintptr(g.Alpha), uintptr(g.A), uintptr(g.AType), uintptr(g.LDA), uintptr(g.StrideA),

@@ -1,0 +1,143 @@
+package cpu
+
+import (
+	"sync"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/gemm"
+	"github.com/emberml/ember/backend/cpu/internal/workers"
+	"github.com/emberml/ember/backend/flex"
+)
+
+var _ backend.Conv2dWeightGrader = (*Backend)(nil)
+
+// Conv2dWeightGrad returns the weight gradient [Cout, Cin/groups, kH, kW]
+// (wShape) of Conv2d(x, w, opts) for the output gradient gradOut
+// [N, Cout, Ho, Wo] (PyTorch's conv2d grad_weight; see
+// backend.Conv2dWeightGrader for the formula). Per group it is one product
+// gradOut [Cout/groups, N·Ho·Wo] × im2col(x)ᵀ [N·Ho·Wo, Cin/groups·kH·kW]:
+// the images are split into fixed contiguous ranges, one per worker, each
+// accumulating into its own partial gradient with GEMMs over batches of
+// images (about gradDepth columns deep), and the partial gradients are then
+// added in worker order, so results are deterministic for a given worker
+// count. F32, Flex32 and F64 compute in their own precision; F16 and BF16
+// (and, outside the contract, other dtypes) compute in float32 or float64
+// and round once.
+func (be *Backend) Conv2dWeightGrad(x, gradOut backend.Tensor, wShape [4]int, opts backend.ConvOptions) backend.Tensor {
+	xt, gt := flex.AsTensor(x), flex.AsTensor(gradOut)
+	o := opts
+	o.Groups = max(o.Groups, 1)
+	for i := range 2 {
+		o.Stride[i] = max(o.Stride[i], 1)
+		o.Dilation[i] = max(o.Dilation[i], 1)
+	}
+	switch dt := xt.DType(); dt {
+	case backend.F32, backend.Flex32:
+		return weightGradT(xt, gt, wShape, o, be.f32, &scratchF32, gemm.Sgemm, newF32(dt))
+	case backend.F64:
+		return weightGradT(xt, gt, wShape, o, be.f64, &scratchF64, gemm.Dgemm, flex.NewFloat64)
+	case backend.F16, backend.BF16:
+		xf := be.Backend.Cast(xt, backend.F32).(*flex.Tensor)
+		gf := be.Backend.Cast(gt, backend.F32).(*flex.Tensor)
+		return be.Backend.Cast(weightGradT(xf, gf, wShape, o, be.f32, &scratchF32, gemm.Sgemm, newF32(backend.F32)), dt)
+	default:
+		xf := be.Backend.Cast(xt, backend.F64).(*flex.Tensor)
+		gf := be.Backend.Cast(gt, backend.F64).(*flex.Tensor)
+		return be.Backend.Cast(weightGradT(xf, gf, wShape, o, be.f64, &scratchF64, gemm.Dgemm, flex.NewFloat64), dt)
+	}
+}
+
+// gradDepth is the product depth (images × Ho·Wo) a weight-gradient GEMM
+// aims for: enough for the micro-kernel to amortize loading and storing its
+// accumulator tile, small enough that the column matrix stays in L2.
+const gradDepth = 256
+
+func weightGradT[T float32 | float64](x, gy *flex.Tensor, ws [4]int, o backend.ConvOptions,
+	alloc func(int) []T, scratch *sync.Pool, mm gemmFunc[T], wrap func([]int, []T) *flex.Tensor) *flex.Tensor {
+	xs, gs := x.Shape(), gy.Shape()
+	n, cin, h, wid := xs[0], xs[1], xs[2], xs[3]
+	cout, ho, wo := gs[1], gs[2], gs[3]
+	groups := o.Groups
+	ipg, opg := cin/groups, cout/groups
+	g := geomOf(ws[2], ws[3], o)
+	kk := ipg * g.kh * g.kw
+	hw, ohw := h*wid, ho*wo
+	total := numel(ws[:])
+	out := alloc(total)
+	if total == 0 {
+		return wrap(ws[:], out)
+	}
+	if n == 0 || ohw == 0 || kk == 0 {
+		clear(out)
+		return wrap(ws[:], out)
+	}
+	xd, gd := dense(x, alloc), dense(gy, alloc)
+	nb := min(n, max(1, gradDepth/ohw)) // images per GEMM
+	direct := g.pointwise() && ho == h && wo == wid
+
+	// run accumulates the gradient of images [i0, i1) into part.
+	run := func(i0, i1 int, part []T) {
+		cb := getScratch[T](scratch, kk*nb*ohw)
+		defer scratch.Put(cb)
+		ab := getScratch[T](scratch, opg*nb*ohw)
+		defer scratch.Put(ab)
+		col, abuf := *cb, *ab
+		beta := T(0)
+		for b0 := i0; b0 < i1; b0 += nb {
+			b1 := min(b0+nb, i1)
+			depth := (b1 - b0) * ohw
+			for gr := range groups {
+				var a, c []T
+				lda, ldc := depth, depth
+				if b1-b0 == 1 {
+					a, lda = gd[(b0*cout+gr*opg)*ohw:(b0*cout+(gr+1)*opg)*ohw], ohw
+				} else {
+					a = abuf[:opg*depth]
+					for i := b0; i < b1; i++ {
+						src := gd[(i*cout+gr*opg)*ohw:]
+						for r := range opg {
+							copy(a[r*depth+(i-b0)*ohw:r*depth+(i-b0+1)*ohw], src[r*ohw:(r+1)*ohw])
+						}
+					}
+				}
+				if direct && b1-b0 == 1 {
+					c, ldc = xd[(b0*cin+gr*ipg)*hw:(b0*cin+(gr+1)*ipg)*hw], hw
+				} else {
+					c = col[:kk*depth]
+					for i := b0; i < b1; i++ {
+						src := xd[(i*cin+gr*ipg)*hw : (i*cin+(gr+1)*ipg)*hw]
+						im2colLD(src, ipg, h, wid, g, ho, wo, c[(i-b0)*ohw:], depth)
+					}
+				}
+				mm(false, true, opg, kk, depth, 1, a, lda, c, ldc, beta, part[gr*opg*kk:(gr+1)*opg*kk], kk)
+			}
+			beta = 1
+		}
+	}
+
+	tasks := 1
+	if nw := workers.Workers(); nw > 1 {
+		tasks = min(nw, (n+nb-1)/nb)
+	}
+	if tasks == 1 {
+		run(0, n, out)
+		return wrap(ws[:], out)
+	}
+	parts := make([][]T, tasks)
+	parts[0] = out
+	for t := 1; t < tasks; t++ {
+		parts[t] = alloc(total)
+	}
+	// Whole batches per task, so that the split does not depend on timing.
+	batches := (n + nb - 1) / nb
+	workers.ParallelFor(tasks, func(t int) {
+		run(min(n, t*batches/tasks*nb), min(n, (t+1)*batches/tasks*nb), parts[t])
+	})
+	for t := 1; t < tasks; t++ {
+		p := parts[t]
+		for i := range out {
+			out[i] += p[i]
+		}
+	}
+	return wrap(ws[:], out)
+}

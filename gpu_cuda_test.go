@@ -2,6 +2,7 @@ package ember_test
 
 import (
 	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -29,6 +30,10 @@ func cudaDevice(tb testing.TB) ember.Device {
 func TestCUDATrainingMemoryFlat(t *testing.T) {
 	dev := cudaDevice(t)
 	dev.Seed(1)
+	// Start from a quiet allocator: tensors of earlier tests in this
+	// process are collected and their pages released.
+	runtime.GC()
+	dev.MemoryCleanup()
 	steps := func(ad ember.Device, n int, after func(step int)) {
 		model := train.NewMLP(ad)
 		opt := optim.NewAdam(model.NamedParameters(), optim.AdamConfig{})
@@ -45,9 +50,14 @@ func TestCUDATrainingMemoryFlat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var warm, end uint64
+	// Warm-up is the first 1000 steps: the allocator's reserve converges to
+	// the live bytes plus the garbage it lets accumulate between the
+	// collections it forces (backend/cuda allocator.go, gcDueLocked). On an
+	// H200 it reached 109 MB by step 250 and its final 117 MB, one 8 MiB
+	// page more, at step 750 (bench/NOTES.md "CUDA acceptance run").
+	reserved := map[int]uint64{}
 	steps(dev.Autodiff(), 2000, func(i int) {
-		if i == 200 || i == 2000 {
+		if i%250 == 0 {
 			if err := dev.Sync(); err != nil {
 				t.Fatal(err)
 			}
@@ -55,16 +65,15 @@ func TestCUDATrainingMemoryFlat(t *testing.T) {
 			if !ok {
 				t.Fatal("cuda:0 does not report MemoryPoolUsage")
 			}
-			if i == 200 {
-				warm = u.BytesReserved
-			} else {
-				end = u.BytesReserved
-			}
+			reserved[i] = u.BytesReserved
 		}
 	})
-	t.Logf("BytesReserved after 200 steps: %d, after 2000: %d", warm, end)
-	if end > warm {
-		t.Errorf("BytesReserved grew from %d to %d between steps 200 and 2000", warm, end)
+	t.Logf("BytesReserved by step: 250 %d, 500 %d, 1000 %d, 1500 %d, 2000 %d",
+		reserved[250], reserved[500], reserved[1000], reserved[1500], reserved[2000])
+	for i := 1250; i <= 2000; i += 250 {
+		if reserved[i] > reserved[1000] {
+			t.Errorf("BytesReserved grew after warm-up: %d at step 1000, %d at step %d", reserved[1000], reserved[i], i)
+		}
 	}
 
 	// The install-pools cycle.

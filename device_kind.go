@@ -186,3 +186,27 @@ func Enumerate(filter ...DeviceType) Devices {
 	}
 	return out
 }
+
+// DeviceInfo describes a device's hardware: model name and memory in bytes
+// (0 where unknown).
+type DeviceInfo = backend.DeviceInfo
+
+// Info returns the device's hardware description: the driver's model name
+// and memory for GPUs ("NVIDIA H200", 150 GB), the host's memory for the
+// CPU backends. It returns the device's init error when it cannot run.
+func (d Device) Info() (DeviceInfo, error) {
+	b, err := d.state().open()
+	if err != nil {
+		return DeviceInfo{}, err
+	}
+	if dd, ok := b.(backend.DeviceDescriber); ok {
+		return dd.DeviceInfo(), nil
+	}
+	info := DeviceInfo{Name: d.id.Type}
+	if d.id.Type == "cpu" || d.id.Type == "flex" {
+		if m := hostMemory(); m != ^uint64(0) {
+			info.MemoryBytes = m
+		}
+	}
+	return info, nil
+}

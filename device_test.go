@@ -335,3 +335,16 @@ func TestToAutodiffStaysUntracked(t *testing.T) {
 		t.Errorf("device after move: %v", z.Device())
 	}
 }
+
+func TestDeviceInfo(t *testing.T) {
+	info, err := CPU().Info()
+	if err != nil || info.Name != "cpu" {
+		t.Fatalf("CPU().Info() = %+v, %v", info, err)
+	}
+	if hostMemory() != ^uint64(0) && info.MemoryBytes == 0 {
+		t.Errorf("CPU().Info() has no memory size: %+v", info)
+	}
+	if _, err := ROCm(0).Info(); !errors.Is(err, ErrBackendUnavailable) {
+		t.Errorf("ROCm(0).Info() error = %v, want ErrBackendUnavailable", err)
+	}
+}

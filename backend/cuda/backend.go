@@ -173,3 +173,10 @@ func (b *Backend) Contiguous(t *Tensor) *Tensor {
 	copyStrided(b, out, t)
 	return out
 }
+
+// DeviceInfo returns the GPU's name and total memory in bytes
+// (backend.DeviceDescriber).
+func (b *Backend) DeviceInfo() backend.DeviceInfo {
+	_, total, _ := DeviceInfo(b.id.Index)
+	return backend.DeviceInfo{Name: b.name, MemoryBytes: total}
+}

@@ -30,6 +30,8 @@ var runDevices = listDevices
 // deviceRow is one line of `ember devices` (and its --json object).
 type deviceRow struct {
 	Name      string   `json:"name"`
+	Model     string   `json:"model,omitempty"`
+	Memory    uint64   `json:"memory_bytes,omitempty"`
 	Type      string   `json:"type"`
 	Index     int      `json:"index"`
 	Default   bool     `json:"default"`
@@ -48,6 +50,9 @@ func listDevices(cfg DevicesConfig) error {
 		r := deviceRow{Name: d.String(), Type: d.Type().String(), Index: int(d.Index()), Default: d.Equal(def), Available: true}
 		if err := d.Init(); err != nil {
 			r.Available, r.Reason = false, err.Error()
+		}
+		if info, err := d.Info(); err == nil && d.Type() != ember.TypeCPU && d.Type() != ember.TypeFlex {
+			r.Model, r.Memory = info.Name, info.MemoryBytes
 		}
 		if cfg.Stats && r.Available {
 			r.Stats = deviceStats(d)
@@ -81,6 +86,9 @@ func listDevices(cfg DevicesConfig) error {
 		}
 		if !r.Available {
 			status = "unavailable: " + r.Reason
+		}
+		if r.Model != "" {
+			status += fmt.Sprintf(": %s, %.1f GiB", r.Model, float64(r.Memory)/(1<<30))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Type, status)
 		for _, line := range r.Stats {

@@ -2,6 +2,8 @@ package ember
 
 import (
 	"math"
+
+	"github.com/emberml/ember/backend"
 )
 
 // PoolOptions are the window attributes of a 2-d pooling, PyTorch's names,
@@ -35,22 +37,27 @@ func (o PoolOptions) norm(op string, x *Tensor) PoolOptions {
 	return o
 }
 
+// poolOut checks that x is [N, C, H, W] and that the dilated window fits
+// the padded input, panicking with an *Error for op otherwise, and returns
+// the output's spatial size [Ho, Wo].
+func (x *Tensor) poolOut(op string, o PoolOptions) [2]int {
+	if x.Rank() != 4 {
+		fail(op, []string{describe("x", x)}, "needs x [N, C, H, W] (or [C, H, W])")
+	}
+	for i := range 2 {
+		in := x.shape()[2+i] + 2*o.Padding[i]
+		if eff := o.Dilation[i]*(o.Kernel[i]-1) + 1; in < eff {
+			fail(op, []string{describe("x", x)}, "window (dilated size %d) is larger than the padded input %d on spatial axis %d", eff, in, i)
+		}
+	}
+	return backend.PoolOutputSize(x.shape()[2], x.shape()[3], backend.PoolOptions(o))
+}
+
 // windows pads x [N, C, H, W] with value and returns the kH·kW strided views
 // [N, C, Ho, Wo], one per kernel offset, so that the pooled value at (ho, wo)
 // combines element (ho, wo) of every view.
 func (x *Tensor) windows(op string, o PoolOptions, value float64) []*Tensor {
-	if x.Rank() != 4 {
-		fail(op, []string{describe("x", x)}, "needs x [N, C, H, W] (or [C, H, W])")
-	}
-	var out [2]int
-	for i := range 2 {
-		in := x.shape()[2+i] + 2*o.Padding[i]
-		eff := o.Dilation[i]*(o.Kernel[i]-1) + 1
-		if in < eff {
-			fail(op, []string{describe("x", x)}, "window (dilated size %d) is larger than the padded input %d on spatial axis %d", eff, in, i)
-		}
-		out[i] = (in-eff)/o.Stride[i] + 1
-	}
+	out := x.poolOut(op, o)
 	p := x.Pad([]int{o.Padding[1], o.Padding[1], o.Padding[0], o.Padding[0]}, value)
 	views := make([]*Tensor, 0, o.Kernel[0]*o.Kernel[1])
 	for i := range o.Kernel[0] {
@@ -76,17 +83,25 @@ func (x *Tensor) pool4(f func(*Tensor) *Tensor) *Tensor {
 
 // MaxPool2d returns the maximum over each window of x [N, C, H, W] (or
 // [C, H, W]) -> [N, C, Ho, Wo] (PyTorch's max_pool2d without ceil mode):
-// padding counts as -Inf, NaN propagates. It is composed as the elementwise
-// Maximum of the kH·kW strided views of the padded input, so its gradient
-// follows Maximum's (split evenly between tied elements, where PyTorch
-// gives it all to the first). Int inputs are first cast to the device's
-// float dtype. It panics with an *Error on a wrong rank, bad options or a
-// window larger than the padded input.
+// padding counts as -Inf, NaN propagates. It is composed as the
+// maximum over a window axis of the Stack of the kH·kW strided views of
+// the padded input, so its gradient follows MaxAxis's (split evenly
+// between tied elements, where PyTorch gives it all to the first). Where
+// the device's backend implements backend.MaxPool2der for x's dtype (the
+// CPU backend for F32 and F64, directly or under autodiff) and the window
+// has two or more taps, its direct kernels compute the same values and
+// gradients bit for bit. Int inputs are first cast to the device's float
+// dtype. It panics with an *Error on a wrong rank, bad options or a window
+// larger than the padded input.
 func (x *Tensor) MaxPool2d(opts PoolOptions) *Tensor {
 	x.notBool("max_pool2d")
 	x = x.asFloat()
 	o := opts.norm("max_pool2d", x)
 	return x.pool4(func(x *Tensor) *Tensor {
+		if mp := x.maxPooler(o); mp != nil {
+			x.poolOut("max_pool2d", o)
+			return wrap(x.dev, mp.MaxPool2d(x.t, backend.PoolOptions(o)))
+		}
 		vs := x.windows("max_pool2d", o, math.Inf(-1))
 		if len(vs) == 1 {
 			return vs[0]
@@ -96,6 +111,21 @@ func (x *Tensor) MaxPool2d(opts PoolOptions) *Tensor {
 		// every step: 1/8, 1/8, 1/4, 1/2 for a 2×2 window of equal values).
 		return Stack(vs, -1).MaxAxis(-1, false)
 	})
+}
+
+// maxPooler returns x's backend as a backend.MaxPool2der when it has a
+// kernel for x's dtype and the window o (normalized) has at least two taps
+// (a one-tap pooling is a plain strided view, whose gradient passes NaN
+// through unchanged, so it stays composed), else nil.
+func (x *Tensor) maxPooler(o PoolOptions) backend.MaxPool2der {
+	if o.Kernel[0]*o.Kernel[1] < 2 {
+		return nil
+	}
+	mp, ok := x.dev.backend().(backend.MaxPool2der)
+	if !ok || !mp.SupportsMaxPool2d(x.DType()) {
+		return nil
+	}
+	return mp
 }
 
 // AvgPool2d returns the mean over each window of x [N, C, H, W] (or

@@ -12,7 +12,10 @@
 // kernels of package backend (Conv2dWeightGrader for convolution weight
 // gradients, SliceScatterer for the adjoint of Slice, ExtremumGrader for
 // the max/min reduction gradient), the backward function calls it instead
-// of composing the same gradient from primitives. Backward(root) sorts the graph reachable from root
+// of composing the same gradient from primitives. Backend also implements
+// backend.MaxPool2der when its inner backend does (SupportsMaxPool2d
+// delegates): MaxPool2d runs the inner kernel and records a node whose
+// backward is the inner MaxPool2dGrad. Backward(root) sorts the graph reachable from root
 // topologically, seeds the root with ones and accumulates each tensor's
 // gradient in the tensor's own dtype; the result is a *Gradients keyed by
 // tracked tensor.

@@ -141,10 +141,10 @@ func TestCheckpointingKeepsNoMemoryBoundOutputs(t *testing.T) {
 }
 
 func TestClassifyTable(t *testing.T) {
-	for p := PrimUnary; p <= PrimConvTranspose2d; p++ {
+	for p := PrimUnary; p <= PrimMaxPool2d; p++ {
 		want := MemoryBound
 		switch p {
-		case PrimCast, PrimReduce, PrimGather, PrimScatterAdd, PrimIndexSelect, PrimMatmul, PrimConv2d, PrimConvTranspose2d:
+		case PrimCast, PrimReduce, PrimGather, PrimScatterAdd, PrimIndexSelect, PrimMatmul, PrimConv2d, PrimConvTranspose2d, PrimMaxPool2d:
 			want = ComputeBound
 		}
 		if got := Classify(p); got != want {

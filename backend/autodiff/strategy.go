@@ -47,9 +47,12 @@ const (
 	PrimMatmul
 	PrimConv2d
 	PrimConvTranspose2d
+	// PrimMaxPool2d is backend.MaxPool2der's MaxPool2d, an optional
+	// method that Backend implements when its inner backend does.
+	PrimMaxPool2d
 )
 
-var primNames = [...]string{"", "unary", "binary", "where", "cast", "reduce", "reshape", "permute", "expand", "slice", "pad", "flip", "cat", "gather", "scatter_add", "index_select", "matmul", "conv2d", "conv_transpose2d"}
+var primNames = [...]string{"", "unary", "binary", "where", "cast", "reduce", "reshape", "permute", "expand", "slice", "pad", "flip", "cat", "gather", "scatter_add", "index_select", "matmul", "conv2d", "conv_transpose2d", "max_pool2d"}
 
 // String returns the primitive's lower-case name.
 func (p Primitive) String() string {
@@ -82,8 +85,8 @@ func (c Cost) String() string {
 
 // balanced is the Balanced strategy's classification of every recorded
 // primitive, following burn-autodiff's Balanced strategy (elementwise and
-// movement ops are recomputed; matmul, convolutions, reductions, gathers
-// and casts keep their outputs). It is the single place that decides what
+// movement ops are recomputed; matmul, convolutions, max pooling,
+// reductions, gathers and casts keep their outputs). It is the single place that decides what
 // a checkpointed graph keeps.
 var balanced = map[Primitive]Cost{
 	// Elementwise.
@@ -109,6 +112,10 @@ var balanced = map[Primitive]Cost{
 	PrimMatmul:          ComputeBound,
 	PrimConv2d:          ComputeBound,
 	PrimConvTranspose2d: ComputeBound,
+	// Pooling: max_pool2d reads kH·kW taps per output and its backward
+	// needs the output (the maxima), which is at most a fraction of the
+	// input; keeping it saves re-running the window scan in Backward.
+	PrimMaxPool2d: ComputeBound,
 }
 
 // Classify returns the Balanced strategy's cost class of p (see the table

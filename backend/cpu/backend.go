@@ -34,7 +34,8 @@ func (Driver) Priority() int { return Priority }
 // hot ops: Matmul, Conv2d, ConvTranspose2d, Cat, the float32 elementwise
 // ops and reductions, and implements the optional gradient kernels
 // (backend.Conv2dWeightGrader, backend.SliceScatterer,
-// backend.ExtremumGrader). It is safe for concurrent use.
+// backend.ExtremumGrader) and max pooling (backend.MaxPool2der). It is safe
+// for concurrent use.
 type Backend struct {
 	*flex.Backend
 	alloc *allocator

@@ -19,6 +19,9 @@
 //     SliceScatter (backend.SliceScatterer: the adjoint of Slice, as in a
 //     pooling window's gradient) and ExtremumGrad (backend.ExtremumGrader:
 //     the max/min reduction gradient in one fused pass).
+//   - MaxPool2d and MaxPool2dGrad (backend.MaxPool2der) in F32, Flex32 and
+//     F64: direct loops over the N·C planes, bit-identical to the composed
+//     pooling (strided views, Stack, ReduceMax) and its gradient.
 //   - Float32 elementwise Add, Sub, Mul, Div, Max, Min, the comparisons,
 //     Where, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh and Sigmoid, the
 //     Bool to F32 Cast, and the Sum/Max/Min reductions along the last axis

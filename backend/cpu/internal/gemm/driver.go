@@ -98,7 +98,7 @@ func gemm[T float](kr *microKernel[T], transA, transB bool, m, n, k int, alpha T
 				jb := min(partPanels*nr, nb-j0)
 				aBuf := getBuf[T](roundUp(mb, mr) * kb)
 				ap := *aBuf
-				packA(transA, a, lda, i0, pc, mb, kb, mr, alpha, ap)
+				packA(transA, a, lda, i0, pc, mb, kb, mr, alpha, ap, kr.gatherA)
 				macro(kr, mb, jb, kb, ap, bp[j0*kb:], c[i0*ldc+jc+j0:], ldc, acc)
 				putBuf(aBuf)
 			}

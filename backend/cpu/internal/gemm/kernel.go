@@ -11,6 +11,9 @@ type microKernel[T float] struct {
 	kc     int // depth of a packed block (k slice)
 	mc     int // rows of a packed A block (mc×kc, meant to stay in L2)
 	nc     int // columns of a packed B block (kc×nc, shared, in L3)
+	// gatherA packs full 14-row panels of a non-transposed A with the
+	// AVX-512 gathers of packA14 (mr must be 14).
+	gatherA bool
 	// run computes the mr×nr tile T[i][j] = Σ_{p<k} a[p·mr+i]·b[p·nr+j] of
 	// a packed A micro-panel and a packed B micro-panel, k ≥ 1, and stores
 	// it to c[i·ldc+j] (adding to the old value when acc). c must hold

@@ -41,8 +41,8 @@ func asmKernel[T float](mr, nr int, f func(k int, a, b, c *T, ldc int, acc bool)
 var (
 	sAVX2   = &microKernel[float32]{name: "avx2-fma 6x16", mr: 6, nr: 16, kc: 256, mc: 240, nc: 4096, run: asmKernel(6, 16, sgemmAVX2)}
 	dAVX2   = &microKernel[float64]{name: "avx2-fma 6x8", mr: 6, nr: 8, kc: 256, mc: 120, nc: 4096, run: asmKernel(6, 8, dgemmAVX2)}
-	sAVX512 = &microKernel[float32]{name: "avx512 14x32", mr: 14, nr: 32, kc: 512, mc: 560, nc: 4096, run: asmKernel(14, 32, sgemmAVX512)}
-	dAVX512 = &microKernel[float64]{name: "avx512 14x16", mr: 14, nr: 16, kc: 256, mc: 504, nc: 4096, run: asmKernel(14, 16, dgemmAVX512)}
+	sAVX512 = &microKernel[float32]{name: "avx512 14x32", mr: 14, nr: 32, kc: 512, mc: 560, nc: 4096, gatherA: true, run: asmKernel(14, 32, sgemmAVX512)}
+	dAVX512 = &microKernel[float64]{name: "avx512 14x16", mr: 14, nr: 16, kc: 256, mc: 504, nc: 4096, gatherA: true, run: asmKernel(14, 16, dgemmAVX512)}
 )
 
 // selectKernels installs the fastest kernels this CPU supports: AVX-512F

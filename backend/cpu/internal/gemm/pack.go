@@ -7,8 +7,10 @@ import (
 
 // packA copies rows i0..i0+mb, columns p0..p0+kb of op(A), multiplied by
 // alpha, into dst as consecutive mr-row micro-panels, each stored column by
-// column (dst[panel·mr·kb + p·mr + r]); rows past mb are zero.
-func packA[T float](trans bool, a []T, lda, i0, p0, mb, kb, mr int, alpha T, dst []T) {
+// column (dst[panel·mr·kb + p·mr + r]); rows past mb are zero. With gather
+// (AVX-512 kernels, mr = 14), full panels of a non-transposed A are packed
+// by packA14.
+func packA[T float](trans bool, a []T, lda, i0, p0, mb, kb, mr int, alpha T, dst []T, gather bool) {
 	for i := 0; i < mb; i += mr {
 		d := dst[i*kb : (i+mr)*kb]
 		rows := min(mr, mb-i)
@@ -23,6 +25,9 @@ func packA[T float](trans bool, a []T, lda, i0, p0, mb, kb, mr int, alpha T, dst
 					dp[r] = alpha * v
 				}
 			}
+			continue
+		}
+		if gather && rows == 14 && mr == 14 && packA14(a[(i0+i)*lda+p0:], lda, kb, alpha, d) {
 			continue
 		}
 		// Four rows at a time, so each step writes four adjacent values.
@@ -87,19 +92,49 @@ func packB[T float](trans bool, b []T, ldb, p0, j0, kb, cols, nr int, dst []T) {
 	}
 }
 
-// bufPools hold packing buffers, one pool per element size.
-var bufPools [2]sync.Pool
+// bufList is a cache of packing buffers of one element type. Unlike a
+// sync.Pool it survives garbage collections: a collection between two
+// products would otherwise make the next one allocate (and zero or
+// page-fault) megabytes of fresh packing buffers, which the recycling
+// allocator of the backend, forcing collections, makes frequent.
+type bufList[T float] struct {
+	mu   sync.Mutex
+	free []*[]T
+}
+
+// maxFreeBufs bounds each bufList: a product holds one B buffer plus one A
+// buffer per worker at a time.
+const maxFreeBufs = 8
+
+var (
+	bufs32 bufList[float32]
+	bufs64 bufList[float64]
+)
+
+func bufsFor[T float]() *bufList[T] {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return any(&bufs32).(*bufList[T])
+	}
+	return any(&bufs64).(*bufList[T])
+}
 
 // getBuf returns a buffer of n elements aligned to 64 bytes (a cache line,
 // so vector loads of packed panels never split lines); release it with
 // putBuf. Its contents are arbitrary.
 func getBuf[T float](n int) *[]T {
-	var z T
-	pool := &bufPools[unsafe.Sizeof(z)/8]
-	if p, ok := pool.Get().(*[]T); ok && cap(*p) >= n {
-		*p = (*p)[:n]
-		return p
+	l := bufsFor[T]()
+	l.mu.Lock()
+	for i := len(l.free) - 1; i >= 0; i-- {
+		if p := l.free[i]; cap(*p) >= n {
+			l.free = append(l.free[:i], l.free[i+1:]...)
+			l.mu.Unlock()
+			*p = (*p)[:n]
+			return p
+		}
 	}
+	l.mu.Unlock()
+	var z T
 	per := int(64 / unsafe.Sizeof(z))
 	raw := make([]T, n+per)
 	off := int(uintptr(unsafe.Pointer(&raw[0]))%64) / int(unsafe.Sizeof(z))
@@ -110,8 +145,23 @@ func getBuf[T float](n int) *[]T {
 	return &s
 }
 
-// putBuf returns a buffer obtained from getBuf to its pool.
+// putBuf returns a buffer obtained from getBuf to the cache, dropping the
+// smallest cached buffer when the cache is full.
 func putBuf[T float](p *[]T) {
-	var z T
-	bufPools[unsafe.Sizeof(z)/8].Put(p)
+	l := bufsFor[T]()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.free) < maxFreeBufs {
+		l.free = append(l.free, p)
+		return
+	}
+	small := 0
+	for i, q := range l.free {
+		if cap(*q) < cap(*l.free[small]) {
+			small = i
+		}
+	}
+	if cap(*p) > cap(*l.free[small]) {
+		l.free[small] = p
+	}
 }

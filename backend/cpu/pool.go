@@ -1,0 +1,368 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/workers"
+	"github.com/emberml/ember/backend/flex"
+)
+
+var _ backend.MaxPool2der = (*Backend)(nil)
+
+// SupportsMaxPool2d reports whether MaxPool2d and MaxPool2dGrad run here:
+// for F32, Flex32 and F64 (the root package composes the pooling for the
+// other dtypes).
+func (be *Backend) SupportsMaxPool2d(dt backend.DType) bool {
+	return isF32(dt) || dt == backend.F64
+}
+
+// MaxPool2d returns the maximum over each window of x [N, C, H, W] (F32,
+// Flex32 or F64, any layout) -> [N, C, Ho, Wo], x's dtype (PyTorch's
+// max_pool2d without ceil mode; padding reads -Inf, the first NaN of a
+// window propagates, ties keep the first tap), bit for bit the composition
+// described by backend.MaxPool2der. One direct loop per N·C plane, the
+// planes spread over the worker pool. It panics for another dtype.
+func (be *Backend) MaxPool2d(x backend.Tensor, o backend.PoolOptions) backend.Tensor {
+	xt := flex.AsTensor(x)
+	g := newPoolGeom(xt.Shape(), o)
+	oshape := []int{g.n, g.c, g.ho, g.wo}
+	if isF32(xt.DType()) {
+		d, st, off, _ := xt.Float32Strided()
+		out := be.f32(numel(oshape))
+		maxPoolFwd(out, view4[float32]{d, off, [4]int(st)}, g, maxTapF32)
+		return flex.NewFloat32(xt.DType(), oshape, out)
+	}
+	d, st, off, ok := xt.Float64Strided()
+	if !ok {
+		panic("cpu: MaxPool2d: unsupported dtype " + xt.DType().String())
+	}
+	out := be.f64(numel(oshape))
+	maxPoolFwd(out, view4[float64]{d, off, [4]int(st)}, g, maxTapF64)
+	return flex.NewFloat64(oshape, out)
+}
+
+// MaxPool2dGrad returns the gradient [N, C, H, W] with respect to x of
+// y = MaxPool2d(x, o) for the output gradient g (all three F32, Flex32 or
+// F64 of one dtype, any layout): each tap equal to its window's maximum
+// gets g/count (tied maxima share evenly; a NaN window spreads NaN), the
+// per-offset contributions summed in the order of the composed gradient
+// (see backend.MaxPool2der), so the result is bit-identical to it. Per
+// plane: one pass over the windows for the counts, then one scatter per
+// kernel offset into the output, the planes spread over the worker pool.
+// It panics for another dtype.
+func (be *Backend) MaxPool2dGrad(x, y, g backend.Tensor, o backend.PoolOptions) backend.Tensor {
+	xt, yt, gt := flex.AsTensor(x), flex.AsTensor(y), flex.AsTensor(g)
+	geo := newPoolGeom(xt.Shape(), o)
+	shape := append([]int(nil), xt.Shape()...)
+	if isF32(xt.DType()) {
+		xd, xs, xo, _ := xt.Float32Strided()
+		yd, ys, yo, _ := yt.Float32Strided()
+		gd, gs, gOff, _ := gt.Float32Strided()
+		out := be.f32(numel(shape))
+		maxPoolBwd(out, view4[float32]{xd, xo, [4]int(xs)}, view4[float32]{yd, yo, [4]int(ys)},
+			view4[float32]{gd, gOff, [4]int(gs)}, geo)
+		return flex.NewFloat32(xt.DType(), shape, out)
+	}
+	xd, xs, xo, ok := xt.Float64Strided()
+	if !ok {
+		panic("cpu: MaxPool2dGrad: unsupported dtype " + xt.DType().String())
+	}
+	yd, ys, yo, _ := yt.Float64Strided()
+	gd, gs, gOff, _ := gt.Float64Strided()
+	out := be.f64(numel(shape))
+	maxPoolBwd(out, view4[float64]{xd, xo, [4]int(xs)}, view4[float64]{yd, yo, [4]int(ys)},
+		view4[float64]{gd, gOff, [4]int(gs)}, geo)
+	return flex.NewFloat64(shape, out)
+}
+
+// view4 is a rank-4 view: element (n, c, h, w) is
+// data[off + n·st[0] + c·st[1] + h·st[2] + w·st[3]].
+type view4[T float32 | float64] struct {
+	data []T
+	off  int
+	st   [4]int
+}
+
+// plane returns the offset of plane p = n·C + c.
+func (s view4[T]) plane(p, c int) int { return s.off + (p/c)*s.st[0] + (p%c)*s.st[1] }
+
+// poolGeom is the geometry of one pooling: sizes, strides, and per kernel
+// column j the range [woLo[j], woHi[j]) of output columns whose tap j
+// reads inside x (column wo·sW + j·dW − pW), the others reading padding.
+type poolGeom struct {
+	n, c, h, w, ho, wo, kh, kw int
+	sH, sW, pH, pW, dH, dW     int
+	woLo, woHi                 []int
+	rowCov, colCov             []int // how many kernel rows (columns) reach input row h (column w)
+}
+
+func newPoolGeom(shape []int, o backend.PoolOptions) *poolGeom {
+	out := backend.PoolOutputSize(shape[2], shape[3], o)
+	g := &poolGeom{n: shape[0], c: shape[1], h: shape[2], w: shape[3], ho: out[0], wo: out[1],
+		kh: o.Kernel[0], kw: o.Kernel[1], sH: o.Stride[0], sW: o.Stride[1],
+		pH: o.Padding[0], pW: o.Padding[1], dH: o.Dilation[0], dW: o.Dilation[1]}
+	g.woLo, g.woHi = make([]int, g.kw), make([]int, g.kw)
+	for j := range g.kw {
+		g.woLo[j], g.woHi[j] = tapRange(g.wo, g.w, g.sW, j*g.dW-g.pW)
+	}
+	g.rowCov = coverage(g.ho, g.kh, g.h, g.sH, g.pH, g.dH)
+	g.colCov = coverage(g.wo, g.kw, g.w, g.sW, g.pW, g.dW)
+	return g
+}
+
+// tapRange returns the outputs o in [0, out) with 0 <= o·stride + off < in
+// as [lo, hi) (empty when lo >= hi).
+func tapRange(out, in, stride, off int) (lo, hi int) {
+	for lo < out && lo*stride+off < 0 {
+		lo++
+	}
+	hi = out
+	for hi > lo && (hi-1)*stride+off >= in {
+		hi--
+	}
+	return lo, max(lo, hi)
+}
+
+// coverage returns, along one spatial axis of size in, how many kernel
+// offsets' strided views reach each input index (each view reaches an
+// index at most once).
+func coverage(out, k, in, stride, pad, dil int) []int {
+	cov := make([]int, in)
+	for i := range k {
+		for o := range out {
+			if p := o*stride + i*dil - pad; p >= 0 && p < in {
+				cov[p]++
+			}
+		}
+	}
+	return cov
+}
+
+// poolGrain returns how many planes of about per elements each make a task
+// worth handing to the pool.
+func poolGrain(per int) int { return max(1, serialElems/max(per, 1)) }
+
+// maxPoolFwd writes the pooled planes of x into out ([N·C, Ho, Wo]). Per
+// output row it visits the taps in kernel order, each tap updating the
+// whole row, so every window sees its taps in the composition's order;
+// tap updates the row with one tap (see maxTapF32) and a row whose taps
+// held a NaN is redone with the exact NaN rule.
+func maxPoolFwd[T float32 | float64](out []T, x view4[T], g *poolGeom, tap func(best, data []T, idx, step int) bool) {
+	neg := T(math.Inf(-1))
+	sh, sw := x.st[2], x.st[3]
+	step := g.sW * sw
+	workers.ParallelGrain(g.n*g.c, poolGrain(g.h*g.w), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			base := x.plane(p, g.c)
+			for ho := range g.ho {
+				best := out[(p*g.ho+ho)*g.wo : (p*g.ho+ho+1)*g.wo]
+				first, nan := true, false
+				for i := range g.kh {
+					r := ho*g.sH + i*g.dH - g.pH
+					if r < 0 || r >= g.h {
+						if first {
+							fill(best, neg) // a padding row starts at -Inf
+							first = false
+						}
+						continue // later padding taps never win
+					}
+					for j := range g.kw {
+						wlo, whi := g.woLo[j], g.woHi[j]
+						idx := base + r*sh + (wlo*g.sW+j*g.dW-g.pW)*sw
+						if first {
+							fill(best[:wlo], neg)
+							fill(best[whi:], neg)
+							for wo := wlo; wo < whi; wo++ {
+								v := x.data[idx]
+								best[wo] = v
+								nan = nan || v != v
+								idx += step
+							}
+							first = false
+							continue
+						}
+						if wlo < whi && tap(best[wlo:whi], x.data, idx, step) {
+							nan = true
+						}
+					}
+				}
+				if nan {
+					maxRowExact(best, x, base, ho, g)
+				}
+			}
+		}
+	})
+}
+
+// maxTapF32 sets best[k] to data[idx + k·step] where that is greater, and
+// reports whether any of those was NaN (which it does not propagate).
+// Ties keep best (the earlier tap). The select is branch-free.
+func maxTapF32(best, data []float32, idx, step int) bool {
+	nan := false
+	for k, b := range best {
+		v := data[idx]
+		vb, bb := math.Float32bits(v), math.Float32bits(b)
+		if v > b {
+			bb = vb
+		}
+		best[k] = math.Float32frombits(bb)
+		nan = nan || v != v
+		idx += step
+	}
+	return nan
+}
+
+// maxTapF64 is maxTapF32 for float64.
+func maxTapF64(best, data []float64, idx, step int) bool {
+	nan := false
+	for k, b := range best {
+		v := data[idx]
+		vb, bb := math.Float64bits(v), math.Float64bits(b)
+		if v > b {
+			bb = vb
+		}
+		best[k] = math.Float64frombits(bb)
+		nan = nan || v != v
+		idx += step
+	}
+	return nan
+}
+
+// maxRowExact recomputes output row ho of the plane at base window by
+// window, taps in kernel order: the first tap starts, a NaN replaces a
+// number and then stays, ties keep the earlier tap (flex's Reduce).
+func maxRowExact[T float32 | float64](best []T, x view4[T], base, ho int, g *poolGeom) {
+	neg := T(math.Inf(-1))
+	for wo := range g.wo {
+		var m T
+		first := true
+		for i := range g.kh {
+			r := ho*g.sH + i*g.dH - g.pH
+			for j := range g.kw {
+				c := wo*g.sW + j*g.dW - g.pW
+				v := neg
+				if r >= 0 && r < g.h && c >= 0 && c < g.w {
+					v = x.data[base+r*x.st[2]+c*x.st[3]]
+				}
+				if first || v > m || (v != v && m == m) {
+					m, first = v, false
+				}
+			}
+		}
+		best[wo] = m
+	}
+}
+
+// fill sets every element of s to v.
+func fill[T float32 | float64](s []T, v T) {
+	for i := range s {
+		s[i] = v
+	}
+}
+
+// eqInt is 1 when a == b, else 0 (0 when either is NaN).
+func eqInt[T float32 | float64](a, b T) int32 {
+	var e int32
+	if a == b {
+		e = 1
+	}
+	return e
+}
+
+// maxPoolBwd writes the gradient planes into out ([N·C, H, W]).
+func maxPoolBwd[T float32 | float64](out []T, x, y, gr view4[T], g *poolGeom) {
+	neg := T(math.Inf(-1))
+	negZero := T(math.Copysign(0, -1))
+	sh, sw := x.st[2], x.st[3]
+	step := g.sW * sw
+	nOut := g.ho * g.wo
+	colPart := make([]bool, g.w) // column reached by fewer than kW kernel columns
+	for c, n := range g.colCov {
+		colPart[c] = n < g.kw
+	}
+	workers.ParallelGrain(g.n*g.c, poolGrain(g.h*g.w), func(lo, hi int) {
+		ys := make([]T, nOut)     // the plane's maxima
+		qs := make([]T, nOut)     // g / count per window
+		cs := make([]int32, g.wo) // one row's counts of taps equal to the maximum
+		for p := lo; p < hi; p++ {
+			xb, yb, gb := x.plane(p, g.c), y.plane(p, g.c), gr.plane(p, g.c)
+			for ho := range g.ho {
+				yr := ys[ho*g.wo : (ho+1)*g.wo]
+				for wo := range yr {
+					yr[wo] = y.data[yb+ho*y.st[2]+wo*y.st[3]]
+				}
+				// Count each window's taps equal to its maximum (padding
+				// taps read -Inf).
+				clear(cs)
+				for i := range g.kh {
+					r := ho*g.sH + i*g.dH - g.pH
+					for j := range g.kw {
+						wlo, whi := g.woLo[j], g.woHi[j]
+						if r < 0 || r >= g.h {
+							wlo, whi = g.wo, g.wo
+						}
+						for wo := range wlo {
+							cs[wo] += eqInt(yr[wo], neg)
+						}
+						idx := xb + r*sh + (wlo*g.sW+j*g.dW-g.pW)*sw
+						for wo := wlo; wo < whi; wo++ {
+							cs[wo] += eqInt(x.data[idx], yr[wo])
+							idx += step
+						}
+						for wo := whi; wo < g.wo; wo++ {
+							cs[wo] += eqInt(yr[wo], neg)
+						}
+					}
+				}
+				qr := qs[ho*g.wo : (ho+1)*g.wo]
+				for wo := range qr {
+					qr[wo] = gr.data[gb+ho*gr.st[2]+wo*gr.st[3]] / T(cs[wo])
+				}
+			}
+			// One scatter per kernel offset, from the last to the first,
+			// as the composed gradient adds the views' gradients. An
+			// element every view reaches starts at -0, the identity of
+			// the first addition; one some view misses had +0 added at
+			// some point, which only turns a final -0 into +0, as
+			// starting at +0 does.
+			dst := out[p*g.h*g.w : (p+1)*g.h*g.w]
+			for r := range g.h {
+				row := dst[r*g.w : (r+1)*g.w]
+				if g.rowCov[r] < g.kh {
+					clear(row)
+					continue
+				}
+				for c, part := range colPart {
+					row[c] = negZero
+					if part {
+						row[c] = 0
+					}
+				}
+			}
+			for i := g.kh - 1; i >= 0; i-- {
+				for j := g.kw - 1; j >= 0; j-- {
+					wlo, whi := g.woLo[j], g.woHi[j]
+					if wlo >= whi {
+						continue
+					}
+					c0 := wlo*g.sW + j*g.dW - g.pW
+					for ho := range g.ho {
+						r := ho*g.sH + i*g.dH - g.pH
+						if r < 0 || r >= g.h {
+							continue
+						}
+						row := dst[r*g.w+c0:]
+						yr, qr := ys[ho*g.wo+wlo:ho*g.wo+whi], qs[ho*g.wo+wlo:ho*g.wo+whi]
+						idx := xb + r*sh + c0*sw
+						for n, m := range yr {
+							e := T(eqInt(x.data[idx], m))
+							row[n*g.sW] += T(qr[n] * e) // rounded product, no fused multiply-add
+							idx += step
+						}
+					}
+				}
+			}
+		}
+	})
+}

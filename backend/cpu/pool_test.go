@@ -1,0 +1,194 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/autodiff"
+	"github.com/emberml/ember/backend/flex"
+)
+
+// refMaxPool is the direct float64 loop of max pooling over x [N, C, H, W]
+// (row-major): taps in kernel order, padding -Inf, the first NaN kept,
+// ties keeping the first tap.
+func refMaxPool(x []float64, s [4]int, o backend.PoolOptions) []float64 {
+	out := backend.PoolOutputSize(s[2], s[3], o)
+	y := make([]float64, s[0]*s[1]*out[0]*out[1])
+	k := 0
+	for p := range s[0] * s[1] {
+		for oy := range out[0] {
+			for ox := range out[1] {
+				best, first := 0.0, true
+				for ky := range o.Kernel[0] {
+					for kx := range o.Kernel[1] {
+						iy := oy*o.Stride[0] - o.Padding[0] + ky*o.Dilation[0]
+						ix := ox*o.Stride[1] - o.Padding[1] + kx*o.Dilation[1]
+						v := math.Inf(-1)
+						if iy >= 0 && iy < s[2] && ix >= 0 && ix < s[3] {
+							v = x[(p*s[2]+iy)*s[3]+ix]
+						}
+						switch {
+						case first:
+							best, first = v, false
+						case math.IsNaN(best):
+						case math.IsNaN(v) || v > best:
+							best = v
+						}
+					}
+				}
+				y[k] = best
+				k++
+			}
+		}
+	}
+	return y
+}
+
+// composedMaxPool is the composition the kernels replace, on an autodiff
+// backend: the padded input's kH·kW strided views stacked on a new last
+// axis and reduced with ReduceMax.
+func composedMaxPool(b *autodiff.Backend, x backend.Tensor, o backend.PoolOptions) backend.Tensor {
+	s := x.Shape()
+	out := backend.PoolOutputSize(s[2], s[3], o)
+	p := x
+	if o.Padding != [2]int{} {
+		p = b.Pad(x, [][2]int{{}, {}, {o.Padding[0], o.Padding[0]}, {o.Padding[1], o.Padding[1]}}, math.Inf(-1))
+	}
+	ps := p.Shape()
+	var views []backend.Tensor
+	for i := range o.Kernel[0] {
+		for j := range o.Kernel[1] {
+			h0, w0 := i*o.Dilation[0], j*o.Dilation[1]
+			v := b.Slice(p, []backend.Range{{Start: 0, End: ps[0], Step: 1}, {Start: 0, End: ps[1], Step: 1},
+				{Start: h0, End: h0 + o.Stride[0]*(out[0]-1) + 1, Step: o.Stride[0]},
+				{Start: w0, End: w0 + o.Stride[1]*(out[1]-1) + 1, Step: o.Stride[1]}})
+			views = append(views, b.Reshape(v, []int{s[0], s[1], out[0], out[1], 1}))
+		}
+	}
+	return b.Reduce(backend.ReduceMax, b.Cat(views, 4), 4, false)
+}
+
+// bitsMatch reports the first index where got and want (read as float64)
+// differ in bits, NaN matching any NaN, or -1.
+func bitsMatch(got, want []float64) int {
+	if len(got) != len(want) {
+		return 0
+	}
+	for i := range got {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestMaxPool2dMatchesComposition checks MaxPool2d against the float64
+// loop and MaxPool2dGrad against the gradient of the composition (Pad,
+// Slice, Reshape, Cat, Reduce) under autodiff on flex, bit for bit, for
+// F32, Flex32 and F64; inputs are integer-valued (many ties, and ±0) with a
+// NaN and a -Inf, laid out as a permuted (non-contiguous) view; the output
+// gradient is random or a broadcast (stride-0) view; the options cover
+// overlapping windows, padding (with windows of padding only), dilation,
+// stride other than the kernel, and a size split over the workers.
+func TestMaxPool2dMatchesComposition(t *testing.T) {
+	be, fl := newTestBackend(), flex.New(backend.DeviceID{Type: "flex"})
+	ad := autodiff.New(fl, false)
+	opt := func(k0, k1, s0, s1, p0, p1, d0, d1 int) backend.PoolOptions {
+		return backend.PoolOptions{Kernel: [2]int{k0, k1}, Stride: [2]int{s0, s1}, Padding: [2]int{p0, p1}, Dilation: [2]int{d0, d1}}
+	}
+	cases := []struct {
+		shape [4]int
+		o     backend.PoolOptions
+		bcast bool // the output gradient is expanded from one plane
+	}{
+		{[4]int{2, 3, 8, 10}, opt(2, 2, 2, 2, 0, 0, 1, 1), false},
+		{[4]int{2, 2, 7, 9}, opt(3, 3, 1, 1, 1, 1, 1, 1), false},
+		{[4]int{1, 3, 9, 8}, opt(3, 2, 2, 1, 1, 0, 2, 1), true},
+		{[4]int{2, 2, 2, 3}, opt(2, 2, 1, 1, 2, 2, 3, 3), false},
+		{[4]int{1, 2, 6, 7}, opt(1, 3, 2, 2, 0, 1, 1, 1), false},
+		{[4]int{8, 16, 24, 24}, opt(2, 2, 2, 2, 0, 0, 1, 1), false},
+	}
+	for ci, c := range cases {
+		n := numel(c.shape[:])
+		v := randVals(n, uint64(ci))
+		for i := range v {
+			v[i] = math.Round(v[i] * 1.5)
+			if v[i] == 0 && i%3 == 0 {
+				v[i] = math.Copysign(0, -1)
+			}
+		}
+		v[n/3], v[n/2] = math.NaN(), math.Inf(-1)
+		// Store x as [N, C, W, H] and view it as [N, C, H, W].
+		s := c.shape
+		stored := make([]float64, n)
+		for p := range s[0] * s[1] {
+			for h := range s[2] {
+				for w := range s[3] {
+					stored[(p*s[3]+w)*s[2]+h] = v[(p*s[2]+h)*s[3]+w]
+				}
+			}
+		}
+		out := backend.PoolOutputSize(s[2], s[3], c.o)
+		yshape := []int{s[0], s[1], out[0], out[1]}
+		gshape := yshape
+		if c.bcast {
+			gshape = []int{1, 1, out[0], out[1]}
+		}
+		gv := randVals(numel(gshape), uint64(ci+50))
+		wantY := refMaxPool(v, s, c.o)
+		for _, dt := range []backend.DType{backend.F32, backend.Flex32, backend.F64} {
+			name := fmt.Sprintf("case %d %v", ci, dt)
+			view := func(b backend.Backend) backend.Tensor {
+				return b.Permute(tensorOf(b, stored, []int{s[0], s[1], s[3], s[2]}, dt), []int{0, 1, 3, 2})
+			}
+			grad := func(b backend.Backend) backend.Tensor {
+				g := tensorOf(b, gv, gshape, dt)
+				if c.bcast {
+					g = b.Expand(g, yshape)
+				}
+				return g
+			}
+			x := view(be)
+			y := be.MaxPool2d(x, c.o)
+			if i := bitsMatch(values(t, be, y), wantY); i >= 0 {
+				t.Fatalf("%s: output [%d] = %v, want %v", name, i, values(t, be, y)[i], wantY[i])
+			}
+			gx := be.MaxPool2dGrad(x, y, grad(be), c.o)
+
+			fx := ad.RequireGrad(view(fl))
+			fy := composedMaxPool(ad, fx, c.o)
+			loss := ad.Reduce(backend.ReduceSum, ad.Reshape(ad.Binary(backend.OpMul, fy, grad(fl)), []int{numel(yshape)}), 0, false)
+			want, _ := ad.Backward(loss).Get(fx)
+			got, exp := values(t, be, gx), values(t, fl, want)
+			if i := bitsMatch(got, exp); i >= 0 {
+				t.Fatalf("%s: gradient [%d] = %v, composed %v", name, i, got[i], exp[i])
+			}
+		}
+	}
+	if be.SupportsMaxPool2d(backend.F16) || be.SupportsMaxPool2d(backend.BF16) || !be.SupportsMaxPool2d(backend.F64) {
+		t.Error("SupportsMaxPool2d: want F32, Flex32 and F64 only")
+	}
+}
+
+// BenchmarkMaxPool2d times the forward and backward kernels on the first
+// pooling of the MNIST CNN (F32 [64, 32, 24, 24], 2×2 windows).
+func BenchmarkMaxPool2d(b *testing.B) {
+	be := newTestBackend()
+	shape := []int{64, 32, 24, 24}
+	o := backend.PoolOptions{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}, Dilation: [2]int{1, 1}}
+	x := tensorOf(be, randVals(numel(shape), 1), shape, backend.F32)
+	y := be.MaxPool2d(x, o)
+	g := tensorOf(be, randVals(numel(y.Shape()), 2), y.Shape(), backend.F32)
+	b.Run("forward", func(b *testing.B) {
+		for b.Loop() {
+			be.MaxPool2d(x, o)
+		}
+	})
+	b.Run("backward", func(b *testing.B) {
+		for b.Loop() {
+			be.MaxPool2dGrad(x, y, g, o)
+		}
+	})
+}

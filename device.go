@@ -65,39 +65,49 @@ func CUDA(i DeviceIndex) Device {
 }
 
 // ROCm is AMD GPU i through HIP, loaded at run time. It panics if i is
-// negative and not DefaultIndex.
+// negative and not DefaultIndex. Not in this build:
+// Init reports ErrBackendUnavailable.
 func ROCm(i DeviceIndex) Device {
 	return Device{id: backend.DeviceID{Type: "rocm", Index: i.resolve()}}
 }
 
-// WGPU is a GPU of the given kind through a portable graphics API.
+// WGPU is a GPU of the given kind through a portable graphics API. Not in this build:
+// Init reports ErrBackendUnavailable.
 func WGPU(k DeviceKind) Device { return kindDevice("wgpu", k) }
 
-// Vulkan is a GPU of the given kind running SPIR-V compute shaders.
+// Vulkan is a GPU of the given kind running SPIR-V compute shaders. Not in this build:
+// Init reports ErrBackendUnavailable.
 func Vulkan(k DeviceKind) Device { return kindDevice("vulkan", k) }
 
-// Metal is an Apple GPU of the given kind.
+// Metal is an Apple GPU of the given kind. Not in this build:
+// Init reports ErrBackendUnavailable.
 func Metal(k DeviceKind) Device { return kindDevice("metal", k) }
 
-// WebGPU is a GPU of the given kind through WebGPU.
+// WebGPU is a GPU of the given kind through WebGPU. Not in this build:
+// Init reports ErrBackendUnavailable.
 func WebGPU(k DeviceKind) Device { return kindDevice("webgpu", k) }
 
-// LibTorch is LibTorch's CPU device (needs the libtorch build tag and cgo).
+// LibTorch is LibTorch's CPU device (needs the libtorch build tag and cgo). Not in this build:
+// Init reports ErrBackendUnavailable.
 func LibTorch() Device { return Device{id: backend.DeviceID{Type: "libtorch"}} }
 
-// LibTorchCUDA is LibTorch's CUDA device i.
+// LibTorchCUDA is LibTorch's CUDA device i. Not in this build:
+// Init reports ErrBackendUnavailable.
 func LibTorchCUDA(i DeviceIndex) Device {
 	return Device{id: backend.DeviceID{Type: "libtorch", Kind: "cuda", Index: i.resolve()}}
 }
 
-// LibTorchMPS is LibTorch's Apple Metal Performance Shaders device.
+// LibTorchMPS is LibTorch's Apple Metal Performance Shaders device. Not in this build:
+// Init reports ErrBackendUnavailable.
 func LibTorchMPS() Device { return Device{id: backend.DeviceID{Type: "libtorch", Kind: "mps"}} }
 
-// LibTorchVulkan is LibTorch's Vulkan device.
+// LibTorchVulkan is LibTorch's Vulkan device. Not in this build:
+// Init reports ErrBackendUnavailable.
 func LibTorchVulkan() Device { return Device{id: backend.DeviceID{Type: "libtorch", Kind: "vulkan"}} }
 
 // RemoteWebSocket is device i of the Ember server at addr ("ws://host:3000"
-// or "host:3000"). Init connects.
+// or "host:3000"). Init connects. Not in this build:
+// Init reports ErrBackendUnavailable.
 func RemoteWebSocket(addr string, i DeviceIndex) Device {
 	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "ws://"), "wss://")
 	return Device{id: backend.DeviceID{Type: "remote+ws", Addr: addr, Index: i.resolve()}}
@@ -106,7 +116,8 @@ func RemoteWebSocket(addr string, i DeviceIndex) Device {
 var captureCounter atomic.Int64
 
 // Capture returns a new capture device (capture:0, capture:1, ...) that
-// records operations instead of running them.
+// records operations instead of running them. Not in this build:
+// Init reports ErrBackendUnavailable.
 func Capture() Device {
 	return Device{id: backend.DeviceID{Type: "capture", Index: int(captureCounter.Add(1) - 1)}}
 }
@@ -389,6 +400,10 @@ type deviceState struct {
 	err      error
 	adOnce   sync.Once
 	ad, adCk *autodiff.Backend
+
+	limitOnce  sync.Once
+	limit      uint64
+	limitWhere string
 
 	mu         sync.Mutex
 	settings   DeviceSettings

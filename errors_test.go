@@ -79,3 +79,35 @@ func TestTryPassesThrough(t *testing.T) {
 		t.Errorf("Try must re-raise non-error panics, got %q", msg)
 	}
 }
+
+func TestNilOperandsAreErrors(t *testing.T) {
+	x := Ones([]int{2, 2}, Flex())
+	w := Ones([]int{1, 2, 1, 1}, Flex())
+	cases := map[string]func(){
+		"where":   func() { Where(nil, x, x) },
+		"gather":  func() { x.Gather(0, nil) },
+		"matmul":  func() { x.Matmul(nil) },
+		"conv2d":  func() { x.Reshape(1, 2, 2, 1).Conv2d(nil, nil, ConvOptions{}) },
+		"convT2d": func() { x.Reshape(1, 2, 2, 1).ConvTranspose2d(nil, nil, ConvOptions{}) },
+		"scatter": func() { x.ScatterAdd(0, nil, x) },
+		"select":  func() { x.IndexSelect(0, nil) },
+		"convw":   func() { (*Tensor)(nil).Conv2d(w, nil, ConvOptions{}) },
+	}
+	for name, f := range cases {
+		err := Try(f)
+		var e *Error
+		if !errors.As(err, &e) || !strings.Contains(err.Error(), "nil *Tensor") {
+			t.Errorf("%s: err = %v, want an *Error naming the nil operand", name, err)
+		}
+	}
+}
+
+func TestIntegerDivScalarByZero(t *testing.T) {
+	x := FromInts([]int{4, 5}, []int{2}, Flex())
+	if err := Try(func() { x.DivScalar(0) }); err == nil || !strings.Contains(err.Error(), "integer division by zero") {
+		t.Fatalf("DivScalar(0): %v", err)
+	}
+	if got := x.DivScalar(2).Int64s(); got[0] != 2 || got[1] != 2 {
+		t.Fatalf("DivScalar(2) = %v, want [2 2]", got)
+	}
+}

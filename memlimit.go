@@ -26,11 +26,31 @@ func hostMemory() uint64 {
 }
 
 // checkAlloc panics with an *Error wrapping ErrOutOfMemory when a tensor of
-// shape and dt could never fit in the host's memory, instead of letting the
-// Go runtime abort the process with an unrecoverable out-of-memory error.
-func checkAlloc(op string, shape []int, dt DType) {
+// shape and dt could never fit in the memory of dev (the device's own
+// memory where its backend reports it, as GPUs do; the host's otherwise),
+// instead of letting the Go runtime abort the process with an unrecoverable
+// out-of-memory error.
+func checkAlloc(op string, dev Device, shape []int, dt DType) {
 	n := uint64(backend.NumElements(shape)) * uint64(dt.Size())
-	if limit := hostMemory(); n > limit {
-		panic(&Error{Op: op, Msg: fmt.Sprintf("a %v tensor of shape %v needs %d bytes, more than this machine's %d bytes of memory", dt, shape, n, limit), Err: ErrOutOfMemory})
+	limit, where := dev.state().memoryLimit()
+	if n > limit {
+		panic(&Error{Op: op, Msg: fmt.Sprintf("a %v tensor of shape %v needs %d bytes, more than %s %d bytes of memory", dt, shape, n, where, limit), Err: ErrOutOfMemory})
 	}
+}
+
+// memoryLimit is the most bytes one tensor of this device could take: the
+// device's memory where its backend reports it (GPUs), else the host's.
+// Computed once per device.
+func (s *deviceState) memoryLimit() (uint64, string) {
+	s.limitOnce.Do(func() {
+		s.limit, s.limitWhere = hostMemory(), "this machine's"
+		if b, err := s.open(); err == nil {
+			if dd, ok := b.(backend.DeviceDescriber); ok {
+				if m := dd.DeviceInfo().MemoryBytes; m > 0 {
+					s.limit, s.limitWhere = m, Device{id: s.id}.String()+"'s"
+				}
+			}
+		}
+	})
+	return s.limit, s.limitWhere
 }

@@ -108,7 +108,11 @@ func BroadcastShapes(a, b []int) (out []int, ok bool) {
 	return out, true
 }
 
-func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor {
+func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor { return x.binaryChecked(op, y, false) }
+
+// binaryChecked is binary; nonZero says y is known to hold no zero (a
+// non-zero scalar), which skips the host read of an integer divisor.
+func (x *Tensor) binaryChecked(op backend.BinaryOp, y *Tensor, nonZero bool) *Tensor {
 	name := op.String()
 	dev := commonDevice(name, []string{"lhs", "rhs"}, x, y)
 	out, ok := BroadcastShapes(x.shape(), y.shape())
@@ -116,7 +120,7 @@ func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor {
 		fail(name, []string{describe("lhs", x), describe("rhs", y)}, "shapes do not broadcast")
 	}
 	checkShape(name, out)
-	checkAlloc(name, out, backend.Promote(x.DType(), y.DType()))
+	checkAlloc(name, dev, out, backend.Promote(x.DType(), y.DType()))
 	if op.IsLogical() {
 		if x.DType() != Bool || y.DType() != Bool {
 			fail(name, []string{describe("lhs", x), describe("rhs", y)}, "needs Bool operands")
@@ -133,7 +137,7 @@ func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor {
 			dt = DType(dev.Settings().FloatDType)
 		}
 		x, y = x.castTo(dt), y.castTo(dt)
-		if dt.IsInt() && (op == backend.OpDiv || op == backend.OpFloorDiv || op == backend.OpRem || op == backend.OpMod) {
+		if !nonZero && dt.IsInt() && (op == backend.OpDiv || op == backend.OpFloorDiv || op == backend.OpRem || op == backend.OpMod) {
 			for _, v := range y.Int64s() {
 				if v == 0 {
 					fail(name, []string{describe("lhs", x), describe("rhs", y)}, "integer division by zero")
@@ -144,7 +148,10 @@ func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor {
 	return wrap(dev, dev.backend().Binary(op, x.on(dev), y.on(dev)))
 }
 
-func (x *Tensor) scalar(v float64) *Tensor { return FullDType(nil, v, x.DType(), x.dev) }
+// scalar is the rank-0 tensor v in x's dtype, on x's device.
+func (x *Tensor) scalar(v float64) *Tensor {
+	return wrap(x.dev, x.dev.backend().Full(nil, x.DType(), v))
+}
 
 // Add returns x + y with broadcasting and type promotion (PromoteTypes).
 // It panics with an *Error when the shapes do not broadcast or the devices differ.
@@ -218,7 +225,9 @@ func (x *Tensor) SubScalar(v float64) *Tensor { return x.Sub(x.scalar(v)) }
 func (x *Tensor) MulScalar(v float64) *Tensor { return x.Mul(x.scalar(v)) }
 
 // DivScalar returns x / v (v converted to x's dtype).
-func (x *Tensor) DivScalar(v float64) *Tensor { return x.Div(x.scalar(v)) }
+func (x *Tensor) DivScalar(v float64) *Tensor {
+	return x.binaryChecked(backend.OpDiv, x.scalar(v), x.DType().IsFloat() || int64(v) != 0)
+}
 
 // PowScalar returns x raised to v.
 func (x *Tensor) PowScalar(v float64) *Tensor { return x.Pow(x.scalar(v)) }
@@ -326,11 +335,11 @@ func (x *Tensor) Not() *Tensor { return x.unary(backend.OpNot) }
 // Where returns a where cond is true, else b, elementwise with broadcasting
 // of all three; a and b are promoted to a common dtype. cond must be Bool.
 func Where(cond, a, b *Tensor) *Tensor {
+	dev := commonDevice("where", []string{"cond", "a", "b"}, cond, a, b)
 	ops := []string{describe("cond", cond), describe("a", a), describe("b", b)}
 	if cond.DType() != Bool {
 		fail("where", ops, "condition must be Bool")
 	}
-	dev := commonDevice("where", []string{"cond", "a", "b"}, cond, a, b)
 	s, ok := BroadcastShapes(cond.shape(), a.shape())
 	if ok {
 		_, ok = BroadcastShapes(s, b.shape())

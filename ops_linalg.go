@@ -11,6 +11,7 @@ import (
 // panics with an *Error naming both shapes when the inner sizes differ, the
 // batch axes do not broadcast, an operand is rank 0, or an operand is Bool.
 func (x *Tensor) Matmul(y *Tensor) *Tensor {
+	commonDevice("matmul", []string{"lhs", "rhs"}, x, y)
 	ops := func() []string { return []string{describe("lhs", x), describe("rhs", y)} }
 	if x.Rank() == 0 || y.Rank() == 0 {
 		fail("matmul", ops(), "operands must have rank >= 1")
@@ -80,6 +81,7 @@ func checkConvOpts(op string, ops []string, opts ConvOptions) {
 // *Error on rank, channel, group or dtype mismatches or an empty output.
 func (x *Tensor) Conv2d(w, bias *Tensor, opts ConvOptions) *Tensor {
 	opts = normConv(opts)
+	commonDevice("conv2d", []string{"x", "weight"}, x, w)
 	ops := []string{describe("x", x), describe("weight", w)}
 	checkConvOpts("conv2d", ops, opts)
 	if x.Rank() != 4 || w.Rank() != 4 {
@@ -102,11 +104,11 @@ func (x *Tensor) Conv2d(w, bias *Tensor, opts ConvOptions) *Tensor {
 	dev := commonDevice("conv2d", []string{"x", "weight"}, x, w)
 	dt := backend.Promote(x.DType(), w.DType())
 	x, w = x.castTo(dt), w.castTo(dt)
+	if bias != nil && (bias.Rank() != 1 || bias.shape()[0] != ws[0]) {
+		fail("conv2d", []string{describe("weight", w), describe("bias", bias)}, "bias must be [Cout] = [%d]", ws[0])
+	}
 	out := wrap(dev, dev.backend().Conv2d(x.on(dev), w.on(dev), opts))
 	if bias != nil {
-		if bias.Rank() != 1 || bias.shape()[0] != ws[0] {
-			fail("conv2d", []string{describe("weight", w), describe("bias", bias)}, "bias must be [Cout] = [%d]", ws[0])
-		}
 		out = out.Add(bias.Reshape(1, ws[0], 1, 1))
 	}
 	return out
@@ -119,6 +121,7 @@ func (x *Tensor) Conv2d(w, bias *Tensor, opts ConvOptions) *Tensor {
 // stride or the dilation.
 func (x *Tensor) ConvTranspose2d(w, bias *Tensor, opts ConvOptions) *Tensor {
 	opts = normConv(opts)
+	commonDevice("conv_transpose2d", []string{"x", "weight"}, x, w)
 	ops := []string{describe("x", x), describe("weight", w)}
 	checkConvOpts("conv_transpose2d", ops, opts)
 	if x.Rank() != 4 || w.Rank() != 4 {
@@ -143,12 +146,12 @@ func (x *Tensor) ConvTranspose2d(w, bias *Tensor, opts ConvOptions) *Tensor {
 	dev := commonDevice("conv_transpose2d", []string{"x", "weight"}, x, w)
 	dt := backend.Promote(x.DType(), w.DType())
 	x, w = x.castTo(dt), w.castTo(dt)
+	cout := ws[1] * g
+	if bias != nil && (bias.Rank() != 1 || bias.shape()[0] != cout) {
+		fail("conv_transpose2d", []string{describe("weight", w), describe("bias", bias)}, "bias must be [Cout] = [%d]", cout)
+	}
 	out := wrap(dev, dev.backend().ConvTranspose2d(x.on(dev), w.on(dev), opts))
 	if bias != nil {
-		cout := ws[1] * g
-		if bias.Rank() != 1 || bias.shape()[0] != cout {
-			fail("conv_transpose2d", []string{describe("weight", w), describe("bias", bias)}, "bias must be [Cout] = [%d]", cout)
-		}
 		out = out.Add(bias.Reshape(1, cout, 1, 1))
 	}
 	return out

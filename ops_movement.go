@@ -353,6 +353,7 @@ func (x *Tensor) checkBounds(op string, index *Tensor, size int) {
 // themselves (CUDA), where the next Device.Sync or read returns an error
 // wrapping ErrExecution.
 func (x *Tensor) Gather(axis int, index *Tensor) *Tensor {
+	commonDevice("gather", []string{"x", "index"}, x, index)
 	a := x.axis("gather", axis)
 	checkIndex("gather", x, index)
 	if index.Rank() != x.Rank() {
@@ -372,7 +373,11 @@ func (x *Tensor) Gather(axis int, index *Tensor) *Tensor {
 // ScatterAdd returns a copy of x with src's values added at index along axis
 // (PyTorch's scatter_add): for axis 1, out[i][index[i][j][k]][k] += src[i][j][k].
 // index (integer) and src have equal shapes, at most x's on other axes.
+// Out-of-range indices panic with an *Error, except on devices that check
+// indices themselves (CUDA), where the next Device.Sync or read returns an
+// error wrapping ErrExecution.
 func (x *Tensor) ScatterAdd(axis int, index, src *Tensor) *Tensor {
+	commonDevice("scatter_add", []string{"x", "index", "src"}, x, index, src)
 	a := x.axis("scatter_add", axis)
 	checkIndex("scatter_add", x, index)
 	ops := []string{describe("x", x), describe("index", index), describe("src", src)}
@@ -391,8 +396,11 @@ func (x *Tensor) ScatterAdd(axis int, index, src *Tensor) *Tensor {
 }
 
 // IndexSelect picks the entries of axis named by index (a rank-1 integer
-// tensor), like PyTorch's index_select. Out-of-range indices panic with an *Error.
+// tensor), like PyTorch's index_select. Out-of-range indices panic with an
+// *Error, except on devices that check indices themselves (CUDA), where the
+// next Device.Sync or read returns an error wrapping ErrExecution.
 func (x *Tensor) IndexSelect(axis int, index *Tensor) *Tensor {
+	commonDevice("index_select", []string{"x", "index"}, x, index)
 	a := x.axis("index_select", axis)
 	checkIndex("index_select", x, index)
 	if index.Rank() != 1 {

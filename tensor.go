@@ -203,7 +203,7 @@ func FullDType(shape []int, value float64, dt DType, dev Device) *Tensor {
 	if !dt.Valid() {
 		fail("full", nil, "invalid dtype %v", dt)
 	}
-	checkAlloc("full", shape, dt)
+	checkAlloc("full", dev, shape, dt)
 	return wrap(dev, dev.backend().Full(shape, dt, value))
 }
 
@@ -266,7 +266,7 @@ func RandomDType(shape []int, dist Distribution, dt DType, dev Device) *Tensor {
 	if !dt.Valid() {
 		fail("random", nil, "invalid dtype %v", dt)
 	}
-	checkAlloc("random", shape, dt)
+	checkAlloc("random", dev, shape, dt)
 	if math.IsNaN(dist.A) || math.IsNaN(dist.B) {
 		fail("random", nil, "distribution parameters %v, %v include NaN", dist.A, dist.B)
 	}

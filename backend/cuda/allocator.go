@@ -163,6 +163,7 @@ func (a *allocator) alloc(size uint64, persistent bool) (*block, error) {
 	if b := a.fit(size, r, persistent); b != nil {
 		return b, nil
 	}
+	a.releaseUnusedLocked() // pages emptied by the collection just run
 	if b, err = a.grow(size, r, persistent); err == nil {
 		return b, nil
 	}

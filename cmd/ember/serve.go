@@ -26,8 +26,9 @@ var runServe = func(cfg ServeConfig) error {
 func newServeCmd() *cobra.Command {
 	var cfg ServeConfig
 	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Host this machine's devices for remote clients",
+		Use:    "serve",
+		Short:  "Host this machine's devices for remote clients (not in this build yet)",
+		Hidden: true,
 		Long: `Serve the local devices over the network so that other programs can use
 them as remote devices, e.g. ember.RemoteWebSocket("host:3000", 0) or
 EMBER_DEVICE=remote+ws://host:3000/0. Runs until interrupted.`,

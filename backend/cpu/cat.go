@@ -4,6 +4,7 @@ import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/layout"
 )
 
 // Cat concatenates tensors of equal dtype along axis (PyTorch's cat); the
@@ -35,7 +36,7 @@ func catT[T float32 | float64](xs []backend.Tensor, axis int, alloc func(int) []
 	if total == 0 {
 		return wrap(shape, out)
 	}
-	st := rowStrides(shape)
+	st := layout.RowMajorStrides(shape)
 	offs := make([]int, len(ts))
 	off := 0
 	for i, t := range ts {

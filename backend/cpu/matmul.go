@@ -5,6 +5,7 @@ import (
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/layout"
 )
 
 // Matmul multiplies the last two axes, [..., m, k] x [..., k, n] ->
@@ -52,33 +53,6 @@ func strided[T float32 | float64](t *flex.Tensor) ([]T, []int, int) {
 	}
 }
 
-// matLayout describes the matrix (last two axes, rows × cols with strides
-// sr, sc) for GEMM: trans false for row-major rows with leading dimension
-// ld, true for column-major; ok false when neither fits.
-func matLayout(rows, cols, sr, sc int) (trans bool, ld int, ok bool) {
-	rr, rc := sr, sc
-	if rows == 1 {
-		rr = max(cols, 1)
-	}
-	if cols == 1 {
-		rc = 1
-	}
-	if rc == 1 && rr >= max(cols, 1) {
-		return false, rr, true
-	}
-	cr, cc := sr, sc
-	if cols == 1 {
-		cc = max(rows, 1)
-	}
-	if rows == 1 {
-		cr = 1
-	}
-	if cr == 1 && cc >= max(rows, 1) {
-		return true, cc, true
-	}
-	return false, 0, false
-}
-
 // operand is one GEMM input: storage, batch strides and offset, layout.
 type operand[T float32 | float64] struct {
 	data    []T
@@ -94,24 +68,13 @@ func gemmOperand[T float32 | float64](t *flex.Tensor, alloc func(int) []T) opera
 	shape := t.Shape()
 	r := len(shape)
 	d, st, off := strided[T](t)
-	if tr, ld, ok := matLayout(shape[r-2], shape[r-1], st[r-2], st[r-1]); ok {
+	if tr, ld, ok := layout.MatrixLayout(shape[r-2], shape[r-1], st[r-2], st[r-1]); ok {
 		return operand[T]{data: d, strides: st, off: off, trans: tr, ld: ld}
 	}
 	c := alloc(numel(shape))
 	gather(c, d, shape, st, off)
-	cst := rowStrides(shape)
+	cst := layout.RowMajorStrides(shape)
 	return operand[T]{data: c, strides: cst, off: 0, ld: max(shape[r-1], 1)}
-}
-
-// rowStrides returns the contiguous row-major strides of shape.
-func rowStrides(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= shape[i]
-	}
-	return st
 }
 
 // gather copies the strided view (shape, st, off) of src into dst in

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/emberml/ember/backend/internal/layout"
+
 	"github.com/emberml/ember/backend"
 )
 
@@ -16,8 +18,8 @@ func refMatmul(a []float64, as []int, b []float64, bs []int) ([]float64, []int) 
 	batch := broadcastShape(as[:ra-2], bs[:rb-2])
 	nb := numel(batch)
 	out := make([]float64, nb*m*n)
-	ab := bstrides(as[:ra-2], rowStrides(as[:ra-2]), batch)
-	bb := bstrides(bs[:rb-2], rowStrides(bs[:rb-2]), batch)
+	ab := bstrides(as[:ra-2], layout.RowMajorStrides(as[:ra-2]), batch)
+	bb := bstrides(bs[:rb-2], layout.RowMajorStrides(bs[:rb-2]), batch)
 	for bi := range nb {
 		ao, bo, rem := 0, 0, bi
 		for d := len(batch) - 1; d >= 0; d-- {

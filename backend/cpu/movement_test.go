@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/emberml/ember/backend/internal/layout"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/flex"
 )
@@ -31,7 +33,7 @@ func TestSliceScatterAgainstReference(t *testing.T) {
 		}
 		v := randVals(numel(ss), uint64(ci))
 		want := make([]float64, numel(c.shape))
-		rs := rowStrides(c.shape)
+		rs := layout.RowMajorStrides(c.shape)
 		for i, e := range v {
 			off, rem := 0, i
 			for d := len(ss) - 1; d >= 0; d-- {

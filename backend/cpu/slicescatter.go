@@ -4,6 +4,7 @@ import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/layout"
 )
 
 var _ backend.SliceScatterer = (*Backend)(nil)
@@ -53,7 +54,7 @@ func sliceScatterT[T float32 | float64](src *flex.Tensor, shape []int, ranges []
 		}
 		return wrap(shape, out)
 	}
-	rs := rowStrides(shape)
+	rs := layout.RowMajorStrides(shape)
 	dst := make([]int, len(shape))
 	doff := 0 // offset of the selected block, axis 0 excluded
 	for i, r := range ranges {

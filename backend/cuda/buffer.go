@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/emberml/ember/backend/internal/layout"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cuda/internal/cu"
 )
@@ -62,7 +64,7 @@ func (b *Backend) newBuffer(bytes uint64) *Buffer {
 func (b *Backend) Empty(shape []int, dt backend.DType) *Tensor {
 	shape = append([]int(nil), shape...)
 	n := uint64(backend.NumElements(shape)) * uint64(dt.Size())
-	return &Tensor{buf: b.newBuffer(n), shape: shape, strides: contiguousStrides(shape), dtype: dt}
+	return &Tensor{buf: b.newBuffer(n), shape: shape, strides: layout.RowMajorStrides(shape), dtype: dt}
 }
 
 // Release returns t's buffer to the pool now, instead of when the garbage

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/emberml/ember/backend/internal/layout"
+
 	"github.com/emberml/ember/backend"
 )
 
@@ -121,7 +123,7 @@ func (b *Backend) castInto(out, t *Tensor) {
 	if numel(t.shape) == 0 {
 		return
 	}
-	sh, st := collapse(t.shape, [][]int{rowMajor(t.shape), t.strides})
+	sh, st := collapse(t.shape, [][]int{layout.RowMajorStrides(t.shape), t.strides})
 	ptrs := []uint64{out.Ptr(), t.Ptr()}
 	sizes := []int{out.dtype.Size(), t.dtype.Size()}
 	splitLeading(sh, st, ptrs, sizes, func(sh []int, st [][]int, ptrs []uint64) {

@@ -3,6 +3,8 @@ package cuda
 import (
 	"sync"
 
+	"github.com/emberml/ember/backend/internal/layout"
+
 	"github.com/emberml/ember/backend"
 )
 
@@ -299,7 +301,7 @@ func (b *Backend) Unary(op backend.UnaryOp, x backend.Tensor) backend.Tensor {
 // return an unspecified value).
 func (b *Backend) Binary(op backend.BinaryOp, a, bt backend.Tensor) backend.Tensor {
 	x, y := tensorOf(a), tensorOf(bt)
-	shape := broadcastShapes(x.shape, y.shape)
+	shape := layout.BroadcastShapes(x.shape, y.shape)
 	odt := x.dtype
 	if op.IsComparison() {
 		odt = backend.Bool
@@ -315,7 +317,7 @@ func (b *Backend) Binary(op backend.BinaryOp, a, bt backend.Tensor) backend.Tens
 // are copied bit for bit.
 func (b *Backend) Where(cond, a, bt backend.Tensor) backend.Tensor {
 	c, x, y := tensorOf(cond), tensorOf(a), tensorOf(bt)
-	shape := broadcastShapes(c.shape, x.shape, y.shape)
+	shape := layout.BroadcastShapes(c.shape, x.shape, y.shape)
 	out := b.Empty(shape, x.dtype)
 	b.elementwise(whereCall(x.dtype.Size()), shape, out, out.strides, []*Tensor{c, x, y},
 		[][]int{broadcastStrides(c, shape), broadcastStrides(x, shape), broadcastStrides(y, shape)})

@@ -66,15 +66,15 @@ func fromF64(shape []int, dt backend.DType, gen func() float64) *backend.TensorD
 	return (&backend.TensorData{Shape: append([]int{}, shape...), DType: backend.F64, Bytes: raw}).Convert(dt)
 }
 
-// layout presents data of a logical shape through a view: base is the
+// viewLayout presents data of a logical shape through a view: base is the
 // shape of the data uploaded, view turns it into the logical tensor.
-type layout struct {
+type viewLayout struct {
 	name string
 	base func(shape []int) []int
 	view func(be backend.Backend, x backend.Tensor, shape []int) backend.Tensor
 }
 
-var layouts = []layout{
+var layouts = []viewLayout{
 	{"contiguous", func(s []int) []int { return s }, func(be backend.Backend, x backend.Tensor, s []int) backend.Tensor { return x }},
 	{"permuted", func(s []int) []int {
 		r := make([]int, len(s))
@@ -117,13 +117,13 @@ var layouts = []layout{
 
 // pair uploads data to the GPU backend and to flex and applies the layout
 // on both, returning the logical tensors.
-func pair(b *Backend, d *backend.TensorData, l layout, shape []int) (backend.Tensor, backend.Tensor) {
+func pair(b *Backend, d *backend.TensorData, l viewLayout, shape []int) (backend.Tensor, backend.Tensor) {
 	return l.view(b, b.FromData(d), shape), l.view(flexRef, flexRef.FromData(d), shape)
 }
 
 // randomPair makes random non-zero data of the logical shape in layout l
 // on both backends.
-func randomPair(b *Backend, rng *rand.Rand, shape []int, dt backend.DType, l layout) (backend.Tensor, backend.Tensor) {
+func randomPair(b *Backend, rng *rand.Rand, shape []int, dt backend.DType, l viewLayout) (backend.Tensor, backend.Tensor) {
 	return pair(b, nonZero(rng, l.base(shape), dt), l, shape)
 }
 

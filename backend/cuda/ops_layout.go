@@ -30,39 +30,6 @@ func numel(shape []int) int {
 	return n
 }
 
-// rowMajor returns the contiguous strides of shape.
-func rowMajor(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= shape[i]
-	}
-	return st
-}
-
-// broadcastShapes returns the NumPy broadcast of the shapes (already
-// validated by the caller).
-func broadcastShapes(shapes ...[]int) []int {
-	r := 0
-	for _, s := range shapes {
-		r = max(r, len(s))
-	}
-	out := make([]int, r)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, s := range shapes {
-		for i, v := range s {
-			j := r - len(s) + i
-			if v != 1 {
-				out[j] = v
-			}
-		}
-	}
-	return out
-}
-
 // broadcastStrides returns t's strides for viewing it as shape: new
 // leading axes and size-1 axes that are broadcast get stride 0.
 func broadcastStrides(t *Tensor, shape []int) []int {

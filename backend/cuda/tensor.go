@@ -62,17 +62,6 @@ func (t *Tensor) IsContiguous() bool {
 	return true
 }
 
-// contiguousStrides returns the row-major strides of shape.
-func contiguousStrides(shape []int) []int {
-	s := make([]int, len(shape))
-	n := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		s[i] = n
-		n *= shape[i]
-	}
-	return s
-}
-
 // view returns a tensor sharing t's buffer with a new layout.
 func (t *Tensor) view(shape, strides []int, offset int) *Tensor {
 	return &Tensor{buf: t.buf, shape: shape, strides: strides, offset: offset, dtype: t.dtype}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/internal/layout"
 )
 
 // Reshape returns x with shape (equal element count): a view sharing x's
@@ -14,7 +15,7 @@ func (b *Backend) Reshape(x backend.Tensor, shape []int) backend.Tensor {
 		return t.view(shape, st, t.offset)
 	}
 	c := b.Contiguous(t)
-	return c.view(shape, contiguousStrides(shape), c.offset)
+	return c.view(shape, layout.RowMajorStrides(shape), c.offset)
 }
 
 // reshapeStrides computes strides for viewing (shape, strides) as newShape
@@ -24,7 +25,7 @@ func reshapeStrides(shape, strides, newShape []int) ([]int, bool) {
 	out := make([]int, len(newShape))
 	n := backend.NumElements(shape)
 	if n == 0 {
-		return contiguousStrides(newShape), true
+		return layout.RowMajorStrides(newShape), true
 	}
 	viewD := len(newShape) - 1
 	chunkBase := 1

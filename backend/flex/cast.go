@@ -3,6 +3,8 @@ package flex
 import (
 	"math"
 
+	"github.com/emberml/ember/backend/internal/layout"
+
 	"github.com/emberml/ember/backend"
 )
 
@@ -223,7 +225,7 @@ func (s bvec) castTo(dt backend.DType) storage { return castStorage(s, backend.B
 // copy.
 func computeOperand(t *Tensor) (storage, []int, int) {
 	if isHalf(t.dtype) {
-		return decodeHalf(t.dtype, t.dense().(ivec[uint16])), rowMajor(t.shape), 0
+		return decodeHalf(t.dtype, t.dense().(ivec[uint16])), layout.RowMajorStrides(t.shape), 0
 	}
 	return t.data, t.strides, t.offset
 }

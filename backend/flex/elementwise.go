@@ -1,6 +1,9 @@
 package flex
 
-import "github.com/emberml/ember/backend"
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/internal/layout"
+)
 
 // Unary applies op elementwise (see backend.UnaryOp). The result has x's
 // dtype. Float ops compute in float64 and round once to the dtype (F16 and
@@ -18,7 +21,7 @@ func (be *Backend) Unary(op backend.UnaryOp, x backend.Tensor) backend.Tensor {
 // the kernels' docs for integer division, NaN and Bool semantics.
 func (be *Backend) Binary(op backend.BinaryOp, a, b backend.Tensor) backend.Tensor {
 	x, y := asTensor(a), asTensor(b)
-	shape := broadcastShapes(x.shape, y.shape)
+	shape := layout.BroadcastShapes(x.shape, y.shape)
 	xs, xst, xo := computeOperand(x)
 	ys, yst, yo := computeOperand(y)
 	out := xs.(numeric).binary(op, ys, shape,
@@ -34,7 +37,7 @@ func (be *Backend) Binary(op backend.BinaryOp, a, b backend.Tensor) backend.Tens
 // shapes broadcast and the result has a's dtype (PyTorch's where).
 func (be *Backend) Where(cond, a, b backend.Tensor) backend.Tensor {
 	c, x, y := asTensor(cond), asTensor(a), asTensor(b)
-	shape := broadcastShapes(c.shape, x.shape, y.shape)
+	shape := layout.BroadcastShapes(c.shape, x.shape, y.shape)
 	st := [3][]int{
 		broadcastStrides(c.shape, c.strides, shape),
 		broadcastStrides(x.shape, x.strides, shape),

@@ -1,6 +1,9 @@
 package flex
 
-import "github.com/emberml/ember/backend"
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/internal/layout"
+)
 
 // Matmul multiplies the last two axes, [..., m, k] x [..., k, n] ->
 // [..., m, n], broadcasting the leading batch axes (PyTorch's matmul for
@@ -28,36 +31,11 @@ func toF32(t *Tensor) *Tensor {
 	return newTensor(backend.F32, t.shape, decodeHalf(t.dtype, t.dense().(ivec[uint16])))
 }
 
-// matLayout describes the matrix (last two axes) of t for GEMM: trans is
-// false for row-major rows with leading dimension ld, true for column-major
-// (the transpose is row-major with ld). ok is false when neither fits.
+// matLayout describes the matrix (last two axes) of t for GEMM (see
+// layout.MatrixLayout).
 func matLayout(t *Tensor) (trans bool, ld int, ok bool) {
 	r := len(t.shape)
-	rows, cols := t.shape[r-2], t.shape[r-1]
-	sr, sc := t.strides[r-2], t.strides[r-1]
-	// row-major: unit column stride, row stride >= cols
-	rr, rc := sr, sc
-	if rows == 1 {
-		rr = max(cols, 1)
-	}
-	if cols == 1 {
-		rc = 1
-	}
-	if rc == 1 && rr >= max(cols, 1) {
-		return false, rr, true
-	}
-	// column-major: unit row stride, column stride >= rows
-	cr, cc := sr, sc
-	if cols == 1 {
-		cc = max(rows, 1)
-	}
-	if rows == 1 {
-		cr = 1
-	}
-	if cr == 1 && cc >= max(rows, 1) {
-		return true, cc, true
-	}
-	return false, 0, false
+	return layout.MatrixLayout(t.shape[r-2], t.shape[r-1], t.strides[r-2], t.strides[r-1])
 }
 
 // matDesc is a batched product's geometry: per batch the operands' and
@@ -89,7 +67,7 @@ func matmul(x, y *Tensor) *Tensor {
 	d.m, d.k, d.n = x.shape[ra-2], x.shape[ra-1], y.shape[rb-1]
 	d.xs = [2]int{x.strides[ra-2], x.strides[ra-1]}
 	d.ys = [2]int{y.strides[rb-2], y.strides[rb-1]}
-	batch := broadcastShapes(x.shape[:ra-2], y.shape[:rb-2])
+	batch := layout.BroadcastShapes(x.shape[:ra-2], y.shape[:rb-2])
 	shape := append(append([]int{}, batch...), d.m, d.n)
 	nb := numel(batch)
 	out := x.data.alloc(nb * d.m * d.n)
@@ -100,7 +78,7 @@ func matmul(x, y *Tensor) *Tensor {
 	yb := broadcastStrides(y.shape[:rb-2], y.strides[:rb-2], batch)
 	d.offs = make([][3]int, nb)
 	mn := d.m * d.n
-	it := newIter(batch, []int{0, x.offset, y.offset}, rowMajor(batch), xb, yb)
+	it := newIter(batch, []int{0, x.offset, y.offset}, layout.RowMajorStrides(batch), xb, yb)
 	sb, sx, sy := it.step(0), it.step(1), it.step(2)
 	it.rows(func(o []int, n int) {
 		bi, xo, yo := o[0], o[1], o[2]

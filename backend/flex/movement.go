@@ -3,6 +3,8 @@ package flex
 import (
 	"fmt"
 
+	"github.com/emberml/ember/backend/internal/layout"
+
 	"github.com/emberml/ember/backend"
 )
 
@@ -16,7 +18,7 @@ func (be *Backend) Pad(x backend.Tensor, pads [][2]int, value float64) backend.T
 		shape[i] = s + pads[i][0] + pads[i][1]
 	}
 	out := fullStorage(t.dtype, numel(shape), value)
-	st := rowMajor(shape)
+	st := layout.RowMajorStrides(shape)
 	off := 0
 	for i, p := range pads {
 		off += p[0] * st[i]
@@ -35,7 +37,7 @@ func (be *Backend) Cat(xs []backend.Tensor, axis int) backend.Tensor {
 		shape[axis] += asTensor(x).shape[axis]
 	}
 	out := allocStorage(first.dtype, numel(shape))
-	st := rowMajor(shape)
+	st := layout.RowMajorStrides(shape)
 	off := 0
 	for _, x := range xs {
 		t := asTensor(x)
@@ -68,7 +70,7 @@ func positions(shape, strides []int, base, axis int, add []int, addStrides []int
 	st := append([]int{}, strides...)
 	st[axis] = 0
 	pos := make([]int, numel(shape))
-	it := newIter(shape, []int{0, base, 0}, rowMajor(shape), st, addStrides)
+	it := newIter(shape, []int{0, base, 0}, layout.RowMajorStrides(shape), st, addStrides)
 	sx, sa := it.step(1), it.step(2)
 	it.rows(func(o []int, n int) {
 		ix, ia := o[1], o[2]
@@ -88,7 +90,7 @@ func positions(shape, strides []int, base, axis int, add []int, addStrides []int
 func (be *Backend) Gather(x backend.Tensor, axis int, index backend.Tensor) backend.Tensor {
 	t, ix := asTensor(x), asTensor(index)
 	add := indexOffsets("gather", ix, t.shape[axis], t.strides[axis])
-	pos := positions(ix.shape, t.strides, t.offset, axis, add, rowMajor(ix.shape))
+	pos := positions(ix.shape, t.strides, t.offset, axis, add, layout.RowMajorStrides(ix.shape))
 	return newTensor(t.dtype, ix.shape, t.data.take(pos))
 }
 
@@ -110,9 +112,9 @@ func (be *Backend) ScatterAdd(x backend.Tensor, axis int, index, src backend.Ten
 		out.copyFrom(d, []int{d.length()}, []int{1}, 0, []int{1}, 0)
 		vals = sr.dense()
 	}
-	st := rowMajor(t.shape)
+	st := layout.RowMajorStrides(t.shape)
 	add := indexOffsets("scatter_add", ix, t.shape[axis], st[axis])
-	pos := positions(ix.shape, st, 0, axis, add, rowMajor(ix.shape))
+	pos := positions(ix.shape, st, 0, axis, add, layout.RowMajorStrides(ix.shape))
 	out.(numeric).scatterAdd(pos, vals)
 	return fromCompute(t.dtype, t.shape, out)
 }

@@ -1,6 +1,9 @@
 package flex
 
-import "github.com/emberml/ember/backend"
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/internal/layout"
+)
 
 // numeric is storage that can do arithmetic: fvec, ivec and bvec. F16 and
 // BF16 never reach these methods as bits; they are widened to fvec[float32]
@@ -34,7 +37,7 @@ func unaryLoop[T, O any](a []T, shape, st []int, off int, f func(T) O) []O {
 		})
 		return out
 	}
-	it := newIter(shape, []int{0, off}, rowMajor(shape), st)
+	it := newIter(shape, []int{0, off}, layout.RowMajorStrides(shape), st)
 	sa := it.step(1)
 	it.rows(func(o []int, n int) {
 		dst, ia := out[o[0]:o[0]+n], o[1]
@@ -63,7 +66,7 @@ func binaryLoop[T, O any](a, b []T, shape, as []int, ao int, bs []int, bo int, f
 		})
 		return out
 	}
-	it := newIter(shape, []int{0, ao, bo}, rowMajor(shape), as, bs)
+	it := newIter(shape, []int{0, ao, bo}, layout.RowMajorStrides(shape), as, bs)
 	sa, sb := it.step(1), it.step(2)
 	it.rows(func(off []int, n int) {
 		dst, ia, ib := out[off[0]:off[0]+n], off[1], off[2]

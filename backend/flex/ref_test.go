@@ -169,8 +169,8 @@ func randRef(rng *rand.Rand, shape []int, dt backend.DType) ref {
 	return ref{shape: append([]int{}, shape...), v: v}
 }
 
-// layout builds a tensor holding r's values with a particular memory layout.
-type layout struct {
+// memLayout builds a tensor holding r's values with a particular memory layout.
+type memLayout struct {
 	name string
 	make func(r ref, dt backend.DType) *Tensor
 }
@@ -178,7 +178,7 @@ type layout struct {
 // layouts are the ways the tests lay out an operand: contiguous, a
 // permutation of a transposed buffer, a step-2 slice of a larger buffer
 // filled with junk, and a flip of a reversed buffer.
-var layouts = []layout{
+var layouts = []memLayout{
 	{"contiguous", mk},
 	{"permuted", func(r ref, dt backend.DType) *Tensor {
 		n := len(r.shape)

@@ -1,5 +1,7 @@
 package flex
 
+import "github.com/emberml/ember/backend/internal/layout"
+
 // storage is a tensor's typed element buffer. The implementations are
 // fvec[T] (float64, float32), ivec[T] (integers, and the raw bits of F16
 // and BF16) and bvec (Bool). The methods here move elements without looking
@@ -104,7 +106,7 @@ func takeT[T any](src []T, idx []int) []T {
 // whereT selects a where cond holds, else b, over the broadcast shape.
 func whereT[T any](cond []bool, a, b []T, shape []int, st [3][]int, o [3]int) []T {
 	out := make([]T, numel(shape))
-	it := newIter(shape, []int{0, o[0], o[1], o[2]}, rowMajor(shape), st[0], st[1], st[2])
+	it := newIter(shape, []int{0, o[0], o[1], o[2]}, layout.RowMajorStrides(shape), st[0], st[1], st[2])
 	sc, sa, sb := it.step(1), it.step(2), it.step(3)
 	it.rows(func(off []int, n int) {
 		io, ic, ia, ib := off[0], off[1], off[2], off[3]

@@ -3,6 +3,8 @@ package flex
 import (
 	"fmt"
 
+	"github.com/emberml/ember/backend/internal/layout"
+
 	"github.com/emberml/ember/backend"
 )
 
@@ -44,7 +46,7 @@ func asTensor(x backend.Tensor) *Tensor {
 // newTensor wraps contiguous storage of exactly prod(shape) elements.
 func newTensor(dt backend.DType, shape []int, data storage) *Tensor {
 	shape = append([]int{}, shape...)
-	return &Tensor{dtype: dt, shape: shape, strides: rowMajor(shape), data: data}
+	return &Tensor{dtype: dt, shape: shape, strides: layout.RowMajorStrides(shape), data: data}
 }
 
 // numel is the number of elements of a shape (1 for rank 0).
@@ -54,17 +56,6 @@ func numel(shape []int) int {
 		n *= s
 	}
 	return n
-}
-
-// rowMajor returns the contiguous strides of shape.
-func rowMajor(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= shape[i]
-	}
-	return st
 }
 
 // isContiguous reports whether the tensor's elements are data[offset :
@@ -98,7 +89,7 @@ func (t *Tensor) dense() storage {
 		return t.data.sub(t.offset, t.offset+n)
 	}
 	out := t.data.alloc(n)
-	out.copyFrom(t.data, t.shape, rowMajor(t.shape), 0, t.strides, t.offset)
+	out.copyFrom(t.data, t.shape, layout.RowMajorStrides(t.shape), 0, t.strides, t.offset)
 	return out
 }
 
@@ -109,28 +100,6 @@ func (t *Tensor) contiguous() *Tensor {
 		return t
 	}
 	return newTensor(t.dtype, t.shape, t.dense())
-}
-
-// broadcastShapes returns the NumPy broadcast of the shapes (validated by
-// the caller).
-func broadcastShapes(shapes ...[]int) []int {
-	r := 0
-	for _, s := range shapes {
-		r = max(r, len(s))
-	}
-	out := make([]int, r)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, s := range shapes {
-		for i, d := range s {
-			j := r - len(s) + i
-			if d != 1 {
-				out[j] = d
-			}
-		}
-	}
-	return out
 }
 
 // broadcastStrides returns strides that view a tensor of shape/strides as

@@ -1,6 +1,9 @@
 package flex
 
-import "github.com/emberml/ember/backend"
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/internal/layout"
+)
 
 // Reshape returns x with a new shape of equal element count: a view when
 // x's strides allow it (as PyTorch's view), else a contiguous copy.
@@ -20,7 +23,7 @@ func viewStrides(shape, strides, newShape []int) []int {
 	out := make([]int, len(newShape))
 	n := numel(shape)
 	if n == 0 || len(shape) == 0 {
-		copy(out, rowMajor(newShape))
+		copy(out, layout.RowMajorStrides(newShape))
 		return out
 	}
 	viewD := len(newShape) - 1

@@ -1,0 +1,66 @@
+// Package layout holds the shape and stride arithmetic that Ember's
+// backends share: row-major strides, NumPy broadcasting of shapes, and the
+// GEMM description of a strided matrix.
+package layout
+
+// RowMajorStrides returns the contiguous row-major strides of shape, in
+// elements (the last axis has stride 1).
+func RowMajorStrides(shape []int) []int {
+	st := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = s
+		s *= shape[i]
+	}
+	return st
+}
+
+// BroadcastShapes returns the NumPy broadcast of shapes, which the caller
+// has already validated (every pair of aligned sizes is equal or 1).
+func BroadcastShapes(shapes ...[]int) []int {
+	r := 0
+	for _, s := range shapes {
+		r = max(r, len(s))
+	}
+	out := make([]int, r)
+	for i := range out {
+		out[i] = 1
+	}
+	for _, s := range shapes {
+		for i, d := range s {
+			if d != 1 {
+				out[r-len(s)+i] = d
+			}
+		}
+	}
+	return out
+}
+
+// MatrixLayout describes a rows × cols matrix with row stride sr and
+// column stride sc (elements) for a BLAS-style GEMM: trans is false for
+// row-major storage with leading dimension ld, true for column-major
+// storage (its transpose is row-major with ld); ok is false when neither
+// fits and the matrix must be copied first. Size-1 axes accept any stride.
+func MatrixLayout(rows, cols, sr, sc int) (trans bool, ld int, ok bool) {
+	rr, rc := sr, sc
+	if rows == 1 {
+		rr = max(cols, 1)
+	}
+	if cols == 1 {
+		rc = 1
+	}
+	if rc == 1 && rr >= max(cols, 1) {
+		return false, rr, true
+	}
+	cr, cc := sr, sc
+	if cols == 1 {
+		cc = max(rows, 1)
+	}
+	if rows == 1 {
+		cr = 1
+	}
+	if cr == 1 && cc >= max(rows, 1) {
+		return true, cc, true
+	}
+	return false, 0, false
+}

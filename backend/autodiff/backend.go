@@ -14,6 +14,7 @@ import (
 type Backend struct {
 	inner         backend.Backend
 	checkpointing bool
+	stats         *cacheStats // observes Backward's recomputation cache in tests
 }
 
 var _ backend.Backend = (*Backend)(nil)

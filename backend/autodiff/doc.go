@@ -31,8 +31,11 @@
 // memory-bound ops (elementwise, movement) keep neither their output nor
 // their tracked inputs; during Backward they recompute what they need from
 // the nearest kept state (a leaf, an untracked constant or the output of a
-// compute-bound op, which is always kept). The classification is the table
-// in strategy.go. Gradients are bit-identical with and without
+// compute-bound op, which is always kept). A recomputed value is computed
+// once per Backward call and dropped after the last backward step that
+// reads it (each value's readers are counted before the pass), so
+// recomputation does not bring the memory back during Backward. The
+// classification is the table in strategy.go. Gradients are bit-identical with and without
 // checkpointing because the inner backend's ops are deterministic.
 //
 // Sources of the derivative conventions: PyTorch's derivatives.yaml (ties of

@@ -81,6 +81,13 @@ func (b *Backend) Binary(bop backend.BinaryOp, x, y backend.Tensor) backend.Tens
 	case backend.OpAdd, backend.OpSub, backend.OpFloorDiv:
 	case backend.OpPow:
 		o.needIn, o.needOut = 3, true
+	case backend.OpMul: // a's gradient reads b, b's reads a
+		if _, n := unwrap(y); n != nil {
+			o.needIn |= 1
+		}
+		if _, n := unwrap(x); n != nil {
+			o.needIn |= 2
+		}
 	default:
 		o.needIn = 3
 	}

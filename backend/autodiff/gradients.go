@@ -43,8 +43,10 @@ func (g *Gradients) Len() int { return len(g.grads) }
 // Backward computes the gradients of root (tracked, any shape; the seed is
 // a tensor of ones of root's shape, i.e. the gradient of the sum of root's
 // elements) with respect to every tracked tensor root depends on. The graph
-// is left intact, so Backward may be called again. It panics if root is
-// not tracked.
+// is left intact, so Backward may be called again. With checkpointing, a
+// recomputed value is held only until the last backward step that reads
+// it, so the recomputed values do not all stay alive until Backward
+// returns (see recompute.go). It panics if root is not tracked.
 func (b *Backend) Backward(root backend.Tensor) *Gradients {
 	rp, rn := unwrap(root)
 	if rn == nil {
@@ -52,27 +54,35 @@ func (b *Backend) Backward(root backend.Tensor) *Gradients {
 	}
 	order := topoOrder(rn)
 	grads := map[*node]backend.Tensor{rn: b.inner.Full(rp.Shape(), rp.DType(), 1)}
-	st := &state{b: b, cache: map[*node]backend.Tensor{}}
+	st := &state{b: b, stats: b.stats}
+	st.stats.reset()
+	if b.checkpointing {
+		st.plan(order)
+	}
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
-		g, ok := grads[n]
-		if !ok || n.backward == nil {
-			continue
+		if g, ok := grads[n]; ok && n.backward != nil {
+			st.n = n
+			b.accumulate(grads, n, n.backward(st, g))
 		}
-		st.n = n
-		pg := n.backward(st, g)
-		for j, p := range n.parents {
-			if p == nil || pg[j] == nil {
-				continue
-			}
-			if acc, ok := grads[p]; ok {
-				grads[p] = b.inner.Binary(backend.OpAdd, acc, pg[j])
-			} else {
-				grads[p] = pg[j]
-			}
-		}
+		st.done(n)
 	}
 	return &Gradients{grads: grads}
+}
+
+// accumulate adds the input gradients pg of n (nil entries skipped) to the
+// gradients of n's parents.
+func (b *Backend) accumulate(grads map[*node]backend.Tensor, n *node, pg []backend.Tensor) {
+	for j, p := range n.parents {
+		if p == nil || pg[j] == nil {
+			continue
+		}
+		if acc, ok := grads[p]; ok {
+			grads[p] = b.inner.Binary(backend.OpAdd, acc, pg[j])
+		} else {
+			grads[p] = pg[j]
+		}
+	}
 }
 
 // topoOrder returns the nodes reachable from root with every node after

@@ -36,6 +36,8 @@ type node struct {
 	output   backend.Tensor // kept output (leaves, compute-bound ops, or needed by backward)
 	forward  forwardFn      // set only for checkpointed memory-bound nodes
 	backward backwardFn
+	needIn   uint64 // bit i: backward may read input i
+	needOut  bool   // backward may read the output
 	shape    []int
 	dtype    backend.DType
 }
@@ -98,6 +100,8 @@ func (b *Backend) record(o op, ins ...backend.Tensor) backend.Tensor {
 		saved:    make([]backend.Tensor, len(ins)),
 		inShapes: make([][]int, len(ins)),
 		backward: o.bwd,
+		needIn:   o.needIn,
+		needOut:  o.needOut,
 		shape:    out.Shape(),
 		dtype:    out.DType(),
 	}
@@ -131,14 +135,6 @@ func (b *Backend) record(o op, ins ...backend.Tensor) backend.Tensor {
 	return &tensor{primal: out, node: n}
 }
 
-// state gives a backward function access to its node's inputs and output,
-// recomputing checkpointed values on demand (cached for one Backward call).
-type state struct {
-	b     *Backend
-	n     *node
-	cache map[*node]backend.Tensor
-}
-
 // wants reports whether input i is tracked (its gradient is used).
 func (s *state) wants(i int) bool { return s.n.parents[i] != nil }
 
@@ -158,27 +154,3 @@ func (s *state) out() backend.Tensor { return s.value(s.n) }
 
 // inShape returns the shape of input i.
 func (s *state) inShape(i int) []int { return s.n.inShapes[i] }
-
-// value returns n's output, from the node or recomputed from its parents.
-func (s *state) value(n *node) backend.Tensor {
-	if n.output != nil {
-		return n.output
-	}
-	if v, ok := s.cache[n]; ok {
-		return v
-	}
-	if n.forward == nil {
-		panic("autodiff: internal error: output of " + n.prim.String() + " was not kept")
-	}
-	ins := make([]backend.Tensor, len(n.parents))
-	for i := range ins {
-		if t := n.saved[i]; t != nil {
-			ins[i] = t
-		} else {
-			ins[i] = s.value(n.parents[i])
-		}
-	}
-	v := n.forward(ins)
-	s.cache[n] = v
-	return v
-}

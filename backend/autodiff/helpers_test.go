@@ -132,7 +132,13 @@ func analytic(t *testing.T, ckpt bool, ins []input, f graphFn) (raw [][]byte, gr
 	if !b.IsTracked(y) {
 		t.Fatalf("output of a graph with tracked inputs is not tracked")
 	}
+	if ckpt {
+		b.stats = &cacheStats{}
+	}
 	gs := b.Backward(scalarLoss(b, y, 1))
+	if st := b.stats; st != nil && (st.live != 0 || st.repeats != 0) {
+		t.Errorf("checkpointed Backward: %d recomputed values still cached at the end, %d nodes recomputed twice; want 0 and 0", st.live, st.repeats)
+	}
 	raw = make([][]byte, len(ins))
 	grads = make([][]float64, len(ins))
 	for i, in := range ins {

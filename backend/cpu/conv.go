@@ -7,6 +7,7 @@ import (
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/unfold"
 )
 
 // Conv2d convolves x [N, Cin, H, W] with w [Cout, Cin/groups, kH, kW]
@@ -114,15 +115,15 @@ func convT[T float32 | float64](x, w *flex.Tensor, o backend.ConvOptions, transp
 	n, cin, h, wid := xs[0], xs[1], xs[2], xs[3]
 	cout, ho, wo := os[1], os[2], os[3]
 	groups := o.Groups
-	g := geomOf(ws[2], ws[3], o)
+	g := unfold.GeomOf(ws[2], ws[3], o)
 	hw, ohw := h*wid, ho*wo
 
 	var image func(i int, col []T)
 	var colLen int
 	if !transpose {
 		ipg, opg := cin/groups, cout/groups
-		kk := ipg * g.kh * g.kw
-		if !g.pointwise() {
+		kk := ipg * g.Kh * g.Kw
+		if !g.Pointwise() {
 			colLen = kk * ohw
 		}
 		image = func(i int, col []T) {
@@ -131,7 +132,7 @@ func convT[T float32 | float64](x, w *flex.Tensor, o backend.ConvOptions, transp
 				c := src
 				if col != nil {
 					c = col
-					im2col(src, ipg, h, wid, g, ho, wo, c)
+					unfold.Im2col(src, ipg, h, wid, g, ho, wo, c)
 				}
 				dst := out[(i*cout+gr*opg)*ohw : (i*cout+(gr+1)*opg)*ohw]
 				if kk == 0 {
@@ -143,8 +144,8 @@ func convT[T float32 | float64](x, w *flex.Tensor, o backend.ConvOptions, transp
 		}
 	} else {
 		ipg, opg := cin/groups, cout/groups
-		kk := opg * g.kh * g.kw
-		direct := g.pointwise() && ho == h && wo == wid
+		kk := opg * g.Kh * g.Kw
+		direct := g.Pointwise() && ho == h && wo == wid
 		if !direct {
 			colLen = kk * hw
 		}
@@ -163,7 +164,7 @@ func convT[T float32 | float64](x, w *flex.Tensor, o backend.ConvOptions, transp
 				}
 				if col != nil {
 					clear(dst)
-					col2im(c, opg, ho, wo, g, h, wid, dst)
+					unfold.Col2im(c, opg, ho, wo, g, h, wid, dst)
 				}
 			}
 		}

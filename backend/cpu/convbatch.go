@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/emberml/ember/backend/internal/unfold"
+
 // convCols is the GEMM width (output columns) a convolution aims for:
 // images with fewer output positions than this are batched side by side
 // into one product, so that the weights are packed once per batch rather
@@ -11,7 +13,7 @@ type convBatcher[T float32 | float64] struct {
 	xd, wd, out          []T
 	n, cin, h, w         int
 	cout, ho, wo         int
-	g                    convGeom
+	g                    unfold.Geom
 	groups, ipg, opg, kk int
 	transpose            bool
 	mm                   gemmFunc[T]
@@ -19,14 +21,14 @@ type convBatcher[T float32 | float64] struct {
 
 // convBatch returns the batcher of a convolution (shapes as in convT), or
 // nil when it has no work to batch (an empty kernel or channel group).
-func convBatch[T float32 | float64](xd, wd, out []T, xs []int, os [4]int, g convGeom, groups int, transpose bool, mm gemmFunc[T]) *convBatcher[T] {
+func convBatch[T float32 | float64](xd, wd, out []T, xs []int, os [4]int, g unfold.Geom, groups int, transpose bool, mm gemmFunc[T]) *convBatcher[T] {
 	b := &convBatcher[T]{xd: xd, wd: wd, out: out, n: xs[0], cin: xs[1], h: xs[2], w: xs[3],
 		cout: os[1], ho: os[2], wo: os[3], g: g, groups: groups, transpose: transpose, mm: mm}
 	b.ipg, b.opg = b.cin/groups, b.cout/groups
 	if transpose {
-		b.kk = b.opg * g.kh * g.kw
+		b.kk = b.opg * g.Kh * g.Kw
 	} else {
-		b.kk = b.ipg * g.kh * g.kw
+		b.kk = b.ipg * g.Kh * g.Kw
 	}
 	if b.kk == 0 || b.ipg == 0 || b.opg == 0 {
 		return nil
@@ -57,7 +59,7 @@ func (b *convBatcher[T]) run(b0, b1 int, col, tmp []T) {
 			c, t := col[:b.kk*L], tmp[:b.opg*L]
 			for i := b0; i < b1; i++ {
 				src := b.xd[(i*b.cin+gr*b.ipg)*hw : (i*b.cin+(gr+1)*b.ipg)*hw]
-				im2colLD(src, b.ipg, b.h, b.w, b.g, b.ho, b.wo, c[(i-b0)*ohw:], L)
+				unfold.Im2colLD(src, b.ipg, b.h, b.w, b.g, b.ho, b.wo, c[(i-b0)*ohw:], L)
 			}
 			b.mm(false, false, b.opg, L, b.kk, 1, b.wd[gr*b.opg*b.kk:(gr+1)*b.opg*b.kk], b.kk, c, L, 0, t, L)
 			for i := b0; i < b1; i++ {
@@ -80,7 +82,7 @@ func (b *convBatcher[T]) run(b0, b1 int, col, tmp []T) {
 		for i := b0; i < b1; i++ {
 			dst := b.out[(i*b.cout+gr*b.opg)*ohw : (i*b.cout+(gr+1)*b.opg)*ohw]
 			clear(dst)
-			col2imLD(c[(i-b0)*hw:], b.opg, b.ho, b.wo, b.g, b.h, b.w, dst, L)
+			unfold.Col2imLD(c[(i-b0)*hw:], b.opg, b.ho, b.wo, b.g, b.h, b.w, dst, L)
 		}
 	}
 }

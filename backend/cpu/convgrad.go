@@ -7,6 +7,7 @@ import (
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/unfold"
 )
 
 var _ backend.Conv2dWeightGrader = (*Backend)(nil)
@@ -15,7 +16,7 @@ var _ backend.Conv2dWeightGrader = (*Backend)(nil)
 // (wShape) of Conv2d(x, w, opts) for the output gradient gradOut
 // [N, Cout, Ho, Wo] (PyTorch's conv2d grad_weight; see
 // backend.Conv2dWeightGrader for the formula). Per group it is one product
-// gradOut [Cout/groups, N·Ho·Wo] × im2col(x)ᵀ [N·Ho·Wo, Cin/groups·kH·kW]:
+// gradOut [Cout/groups, N·Ho·Wo] × unfold.Im2col(x)ᵀ [N·Ho·Wo, Cin/groups·kH·kW]:
 // the images are split into fixed contiguous ranges, one per worker, each
 // accumulating into its own partial gradient with GEMMs over batches of
 // images (about gradDepth columns deep), and the partial gradients are then
@@ -59,8 +60,8 @@ func weightGradT[T float32 | float64](x, gy *flex.Tensor, ws [4]int, o backend.C
 	cout, ho, wo := gs[1], gs[2], gs[3]
 	groups := o.Groups
 	ipg, opg := cin/groups, cout/groups
-	g := geomOf(ws[2], ws[3], o)
-	kk := ipg * g.kh * g.kw
+	g := unfold.GeomOf(ws[2], ws[3], o)
+	kk := ipg * g.Kh * g.Kw
 	hw, ohw := h*wid, ho*wo
 	total := numel(ws[:])
 	out := alloc(total)
@@ -73,7 +74,7 @@ func weightGradT[T float32 | float64](x, gy *flex.Tensor, ws [4]int, o backend.C
 	}
 	xd, gd := dense(x, alloc), dense(gy, alloc)
 	nb := min(n, max(1, gradDepth/ohw)) // images per GEMM
-	direct := g.pointwise() && ho == h && wo == wid
+	direct := g.Pointwise() && ho == h && wo == wid
 
 	// run accumulates the gradient of images [i0, i1) into part.
 	run := func(i0, i1 int, part []T) {
@@ -106,7 +107,7 @@ func weightGradT[T float32 | float64](x, gy *flex.Tensor, ws [4]int, o backend.C
 					c = col[:kk*depth]
 					for i := b0; i < b1; i++ {
 						src := xd[(i*cin+gr*ipg)*hw : (i*cin+(gr+1)*ipg)*hw]
-						im2colLD(src, ipg, h, wid, g, ho, wo, c[(i-b0)*ohw:], depth)
+						unfold.Im2colLD(src, ipg, h, wid, g, ho, wo, c[(i-b0)*ohw:], depth)
 					}
 				}
 				mm(false, true, opg, kk, depth, 1, a, lda, c, ldc, beta, part[gr*opg*kk:(gr+1)*opg*kk], kk)

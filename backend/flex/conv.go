@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/internal/unfold"
 )
 
 // conv2dF32 computes PyTorch's conv2d (a cross-correlation) in float32:
@@ -47,111 +48,6 @@ func convTranspose2dF64(x []float64, xShape [4]int, w []float64, wShape [4]int, 
 	convTranspose2d(x, xShape, w, wShape, opts, out, outShape)
 }
 
-// convGeom holds the kernel geometry shared by im2col and col2im.
-type convGeom struct {
-	kh, kw, sh, sw, ph, pw, dh, dw int
-}
-
-func geomOf(wShape [4]int, o backend.ConvOptions) convGeom {
-	g := convGeom{kh: wShape[2], kw: wShape[3], sh: o.Stride[0], sw: o.Stride[1],
-		ph: o.Padding[0], pw: o.Padding[1], dh: o.Dilation[0], dw: o.Dilation[1]}
-	g.sh, g.sw = max(g.sh, 1), max(g.sw, 1)
-	g.dh, g.dw = max(g.dh, 1), max(g.dw, 1)
-	return g
-}
-
-// pointwise reports whether the kernel is 1×1 with unit stride and no
-// padding, so that the column matrix is the image itself.
-func (g convGeom) pointwise() bool {
-	return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0
-}
-
-// validRange returns the grid positions o in [0, n) whose image coordinate
-// o·s + off lies in [0, size).
-func validRange(off, s, size, n int) (lo, hi int) {
-	if off < 0 {
-		lo = (-off + s - 1) / s
-	}
-	if size-1-off >= 0 {
-		hi = (size-1-off)/s + 1
-	}
-	lo, hi = min(lo, n), min(hi, n)
-	return lo, max(hi, lo)
-}
-
-// im2col writes the column matrix of one image src [c, h, w]: row
-// (ci·kh + ky)·kw + kx, column oy·wo + ox of dst holds
-// src[ci, oy·sh − ph + ky·dh, ox·sw − pw + kx·dw], or 0 outside the image.
-func im2col[T kernelFloat](src []T, c, h, w int, g convGeom, ho, wo int, dst []T) {
-	r := 0
-	for ci := 0; ci < c; ci++ {
-		img := src[ci*h*w : (ci+1)*h*w]
-		for ky := 0; ky < g.kh; ky++ {
-			y0, y1 := validRange(ky*g.dh-g.ph, g.sh, h, ho)
-			for kx := 0; kx < g.kw; kx++ {
-				offX := kx*g.dw - g.pw
-				x0, x1 := validRange(offX, g.sw, w, wo)
-				row := dst[r*ho*wo : (r+1)*ho*wo]
-				r++
-				clear(row[:y0*wo])
-				clear(row[y1*wo:])
-				for oy := y0; oy < y1; oy++ {
-					line := row[oy*wo : (oy+1)*wo]
-					in := img[(oy*g.sh-g.ph+ky*g.dh)*w:][:w]
-					clear(line[:x0])
-					clear(line[x1:])
-					if x0 >= x1 {
-						continue
-					}
-					if g.sw == 1 {
-						copy(line[x0:x1], in[x0+offX:])
-					} else {
-						for ox := x0; ox < x1; ox++ {
-							line[ox] = in[ox*g.sw+offX]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// col2im is the adjoint of im2col: it adds every column-matrix entry of src
-// into the image position im2col would have read it from (dst [c, h, w] is
-// accumulated into, not cleared).
-func col2im[T kernelFloat](src []T, c, h, w int, g convGeom, ho, wo int, dst []T) {
-	r := 0
-	for ci := 0; ci < c; ci++ {
-		img := dst[ci*h*w : (ci+1)*h*w]
-		for ky := 0; ky < g.kh; ky++ {
-			y0, y1 := validRange(ky*g.dh-g.ph, g.sh, h, ho)
-			for kx := 0; kx < g.kw; kx++ {
-				offX := kx*g.dw - g.pw
-				x0, x1 := validRange(offX, g.sw, w, wo)
-				row := src[r*ho*wo : (r+1)*ho*wo]
-				r++
-				for oy := y0; oy < y1; oy++ {
-					line := row[oy*wo : (oy+1)*wo]
-					out := img[(oy*g.sh-g.ph+ky*g.dh)*w:][:w]
-					if x0 >= x1 {
-						continue
-					}
-					if g.sw == 1 {
-						o := out[x0+offX : x1+offX]
-						for i, v := range line[x0:x1] {
-							o[i] += v
-						}
-					} else {
-						for ox := x0; ox < x1; ox++ {
-							out[ox*g.sw+offX] += line[ox]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 // forImages runs body(i0, i1, serial) over consecutive image ranges covering
 // [0, n). With several goroutines each gets a range and serial is true (the
 // body must then not start goroutines of its own); a single range [0, n)
@@ -177,15 +73,15 @@ func conv2d[T kernelFloat](x []T, xs [4]int, w []T, ws [4]int, o backend.ConvOpt
 	ho, wo := os[2], os[3]
 	groups := max(o.Groups, 1)
 	opg := cout / groups
-	g := geomOf(ws, o)
-	kk := ipg * g.kh * g.kw // GEMM depth
+	g := unfold.GeomOf(ws[2], ws[3], o)
+	kk := ipg * g.Kh * g.Kw // GEMM depth
 	hw, ohw := h*wd, ho*wo
 	if n == 0 || cout == 0 || ohw == 0 {
 		return
 	}
 	forImages(n, cout*ohw*kk, func(i0, i1 int, serial bool) {
 		var colBuf *[]T
-		if !g.pointwise() {
+		if !g.Pointwise() {
 			colBuf = getBuf[T](bufCol, kk*ohw)
 			defer putBuf(bufCol, colBuf)
 		}
@@ -195,7 +91,7 @@ func conv2d[T kernelFloat](x []T, xs [4]int, w []T, ws [4]int, o backend.ConvOpt
 				col := src
 				if colBuf != nil {
 					col = *colBuf
-					im2col(src, ipg, h, wd, g, ho, wo, col)
+					unfold.Im2col(src, ipg, h, wd, g, ho, wo, col)
 				}
 				wg := w[gr*opg*kk : (gr+1)*opg*kk]
 				dst := out[(i*cout+gr*opg)*ohw : (i*cout+(gr+1)*opg)*ohw]
@@ -215,15 +111,15 @@ func convTranspose2d[T kernelFloat](x []T, xs [4]int, w []T, ws [4]int, o backen
 	cout, ho, wo := os[1], os[2], os[3]
 	groups := max(o.Groups, 1)
 	ipg := cin / groups
-	g := geomOf(ws, o)
-	kk := opg * g.kh * g.kw // rows of the column matrix
+	g := unfold.GeomOf(ws[2], ws[3], o)
+	kk := opg * g.Kh * g.Kw // rows of the column matrix
 	hw, ohw := h*wd, ho*wo
 	if n == 0 || cout == 0 || ohw == 0 {
 		return
 	}
 	// The column matrix lives on the input grid (H×W); col2im scatters it
 	// into the output image, the "image" of the adjoint im2col.
-	direct := g.pointwise() && ho == h && wo == wd
+	direct := g.Pointwise() && ho == h && wo == wd
 	forImages(n, kk*hw*ipg*groups, func(i0, i1 int, serial bool) {
 		var colBuf *[]T
 		if !direct {
@@ -246,7 +142,7 @@ func convTranspose2d[T kernelFloat](x []T, xs [4]int, w []T, ws [4]int, o backen
 				}
 				if !direct {
 					clear(dst)
-					col2im(col, opg, ho, wo, g, h, wd, dst)
+					unfold.Col2im(col, opg, ho, wo, g, h, wd, dst)
 				}
 			}
 		}

@@ -48,21 +48,6 @@ func (x *Tensor) Matmul(y *Tensor) *Tensor {
 	return out
 }
 
-func normConv(opts ConvOptions) ConvOptions {
-	for i := range 2 {
-		if opts.Stride[i] == 0 {
-			opts.Stride[i] = 1
-		}
-		if opts.Dilation[i] == 0 {
-			opts.Dilation[i] = 1
-		}
-	}
-	if opts.Groups == 0 {
-		opts.Groups = 1
-	}
-	return opts
-}
-
 func checkConvOpts(op string, ops []string, opts ConvOptions) {
 	for i := range 2 {
 		if opts.Stride[i] < 1 || opts.Dilation[i] < 1 || opts.Padding[i] < 0 || opts.OutputPadding[i] < 0 {
@@ -80,7 +65,7 @@ func checkConvOpts(op string, ops []string, opts ConvOptions) {
 // options mean stride 1, padding 0, dilation 1, groups 1. It panics with an
 // *Error on rank, channel, group or dtype mismatches or an empty output.
 func (x *Tensor) Conv2d(w, bias *Tensor, opts ConvOptions) *Tensor {
-	opts = normConv(opts)
+	opts = opts.WithDefaults()
 	commonDevice("conv2d", []string{"x", "weight"}, x, w)
 	ops := []string{describe("x", x), describe("weight", w)}
 	checkConvOpts("conv2d", ops, opts)
@@ -120,7 +105,7 @@ func (x *Tensor) Conv2d(w, bias *Tensor, opts ConvOptions) *Tensor {
 // dilH·(kH−1) + outputPadH + 1. OutputPadding must be smaller than the
 // stride or the dilation.
 func (x *Tensor) ConvTranspose2d(w, bias *Tensor, opts ConvOptions) *Tensor {
-	opts = normConv(opts)
+	opts = opts.WithDefaults()
 	commonDevice("conv_transpose2d", []string{"x", "weight"}, x, w)
 	ops := []string{describe("x", x), describe("weight", w)}
 	checkConvOpts("conv_transpose2d", ops, opts)

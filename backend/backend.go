@@ -125,6 +125,24 @@ type ConvOptions struct {
 	OutputPadding [2]int
 }
 
+// WithDefaults returns o with zero strides, dilations and groups replaced
+// by 1, their defaults; other values are kept (the root package rejects
+// negative ones before a backend sees them).
+func (o ConvOptions) WithDefaults() ConvOptions {
+	for i := range 2 {
+		if o.Stride[i] == 0 {
+			o.Stride[i] = 1
+		}
+		if o.Dilation[i] == 0 {
+			o.Dilation[i] = 1
+		}
+	}
+	if o.Groups == 0 {
+		o.Groups = 1
+	}
+	return o
+}
+
 // DistributionKind names a random distribution.
 type DistributionKind uint8
 

@@ -31,11 +31,7 @@ func (be *Backend) ConvTranspose2d(x, w backend.Tensor, opts backend.ConvOptions
 }
 
 func (be *Backend) convolve(x, w *flex.Tensor, o backend.ConvOptions, transpose bool) backend.Tensor {
-	o.Groups = max(o.Groups, 1)
-	for i := range 2 {
-		o.Stride[i] = max(o.Stride[i], 1)
-		o.Dilation[i] = max(o.Dilation[i], 1)
-	}
+	o = o.WithDefaults()
 	switch dt := x.DType(); dt {
 	case backend.F32, backend.Flex32:
 		return convT(x, w, o, transpose, be.f32, &scratchF32, gemm.Sgemm, newF32(dt))

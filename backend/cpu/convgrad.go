@@ -26,12 +26,7 @@ var _ backend.Conv2dWeightGrader = (*Backend)(nil)
 // and round once.
 func (be *Backend) Conv2dWeightGrad(x, gradOut backend.Tensor, wShape [4]int, opts backend.ConvOptions) backend.Tensor {
 	xt, gt := flex.AsTensor(x), flex.AsTensor(gradOut)
-	o := opts
-	o.Groups = max(o.Groups, 1)
-	for i := range 2 {
-		o.Stride[i] = max(o.Stride[i], 1)
-		o.Dilation[i] = max(o.Dilation[i], 1)
-	}
+	o := opts.WithDefaults()
 	switch dt := xt.DType(); dt {
 	case backend.F32, backend.Flex32:
 		return weightGradT(xt, gt, wShape, o, be.f32, &scratchF32, gemm.Sgemm, newF32(dt))

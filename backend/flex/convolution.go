@@ -42,13 +42,7 @@ func convShape(xs, ws [4]int, o backend.ConvOptions, transpose bool) [4]int {
 func shape4(s []int) [4]int { return [4]int{s[0], s[1], s[2], s[3]} }
 
 func (be *Backend) convolve(x, w *Tensor, o backend.ConvOptions, transpose bool) *Tensor {
-	if o.Groups < 1 {
-		o.Groups = 1
-	}
-	for i := 0; i < 2; i++ { // zero values mean the defaults
-		o.Stride[i] = max(o.Stride[i], 1)
-		o.Dilation[i] = max(o.Dilation[i], 1)
-	}
+	o = o.WithDefaults()
 	dt := x.dtype
 	switch {
 	case isHalf(dt):

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ebitengine/purego"
+	"github.com/emberml/ember/backend/cuda/internal/dl"
 )
 
 // Library is the shared-object name Load opens.
@@ -47,38 +48,31 @@ func load() error {
 		return fmt.Errorf("%s not found: %w", Library, err)
 	}
 	lib = h
-	syms := []struct {
-		p    *uintptr
-		name string
-	}{
-		{&pInit, "cuInit"}, {&pDriverGetVersion, "cuDriverGetVersion"},
-		{&pGetErrorName, "cuGetErrorName"}, {&pGetErrorString, "cuGetErrorString"},
-		{&pDeviceGetCount, "cuDeviceGetCount"}, {&pDeviceGet, "cuDeviceGet"},
-		{&pDeviceGetName, "cuDeviceGetName"}, {&pDeviceTotalMem, "cuDeviceTotalMem_v2"},
-		{&pDeviceGetAttribute, "cuDeviceGetAttribute"},
-		{&pPrimaryCtxRetain, "cuDevicePrimaryCtxRetain"}, {&pPrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"},
-		{&pCtxSetCurrent, "cuCtxSetCurrent"}, {&pCtxGetCurrent, "cuCtxGetCurrent"},
-		{&pCtxSynchronize, "cuCtxSynchronize"},
-		{&pStreamCreate, "cuStreamCreate"}, {&pStreamSynchronize, "cuStreamSynchronize"},
-		{&pStreamDestroy, "cuStreamDestroy_v2"},
-		{&pMemAlloc, "cuMemAlloc_v2"}, {&pMemFree, "cuMemFree_v2"}, {&pMemGetInfo, "cuMemGetInfo_v2"},
-		{&pMemHostAlloc, "cuMemHostAlloc"}, {&pMemFreeHost, "cuMemFreeHost"},
-		{&pMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"}, {&pMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"},
-		{&pMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2"},
-		{&pMemsetD8Async, "cuMemsetD8Async"}, {&pMemsetD16Async, "cuMemsetD16Async"}, {&pMemsetD32Async, "cuMemsetD32Async"},
-		{&pModuleLoadData, "cuModuleLoadData"}, {&pModuleGetFunction, "cuModuleGetFunction"},
-		{&pModuleUnload, "cuModuleUnload"}, {&pLaunchKernel, "cuLaunchKernel"},
-		{&pFuncSetAttribute, "cuFuncSetAttribute"},
-		{&pEventCreate, "cuEventCreate"}, {&pEventRecord, "cuEventRecord"},
-		{&pEventSynchronize, "cuEventSynchronize"}, {&pEventElapsed, "cuEventElapsedTime"},
-		{&pEventDestroy, "cuEventDestroy_v2"},
+	syms := []dl.Sym{
+		{P: &pInit, Name: "cuInit"}, {P: &pDriverGetVersion, Name: "cuDriverGetVersion"},
+		{P: &pGetErrorName, Name: "cuGetErrorName"}, {P: &pGetErrorString, Name: "cuGetErrorString"},
+		{P: &pDeviceGetCount, Name: "cuDeviceGetCount"}, {P: &pDeviceGet, Name: "cuDeviceGet"},
+		{P: &pDeviceGetName, Name: "cuDeviceGetName"}, {P: &pDeviceTotalMem, Name: "cuDeviceTotalMem_v2"},
+		{P: &pDeviceGetAttribute, Name: "cuDeviceGetAttribute"},
+		{P: &pPrimaryCtxRetain, Name: "cuDevicePrimaryCtxRetain"}, {P: &pPrimaryCtxRelease, Name: "cuDevicePrimaryCtxRelease_v2"},
+		{P: &pCtxSetCurrent, Name: "cuCtxSetCurrent"}, {P: &pCtxGetCurrent, Name: "cuCtxGetCurrent"},
+		{P: &pCtxSynchronize, Name: "cuCtxSynchronize"},
+		{P: &pStreamCreate, Name: "cuStreamCreate"}, {P: &pStreamSynchronize, Name: "cuStreamSynchronize"},
+		{P: &pStreamDestroy, Name: "cuStreamDestroy_v2"},
+		{P: &pMemAlloc, Name: "cuMemAlloc_v2"}, {P: &pMemFree, Name: "cuMemFree_v2"}, {P: &pMemGetInfo, Name: "cuMemGetInfo_v2"},
+		{P: &pMemHostAlloc, Name: "cuMemHostAlloc"}, {P: &pMemFreeHost, Name: "cuMemFreeHost"},
+		{P: &pMemcpyHtoDAsync, Name: "cuMemcpyHtoDAsync_v2"}, {P: &pMemcpyDtoHAsync, Name: "cuMemcpyDtoHAsync_v2"},
+		{P: &pMemcpyDtoDAsync, Name: "cuMemcpyDtoDAsync_v2"},
+		{P: &pMemsetD8Async, Name: "cuMemsetD8Async"}, {P: &pMemsetD16Async, Name: "cuMemsetD16Async"}, {P: &pMemsetD32Async, Name: "cuMemsetD32Async"},
+		{P: &pModuleLoadData, Name: "cuModuleLoadData"}, {P: &pModuleGetFunction, Name: "cuModuleGetFunction"},
+		{P: &pModuleUnload, Name: "cuModuleUnload"}, {P: &pLaunchKernel, Name: "cuLaunchKernel"},
+		{P: &pFuncSetAttribute, Name: "cuFuncSetAttribute"},
+		{P: &pEventCreate, Name: "cuEventCreate"}, {P: &pEventRecord, Name: "cuEventRecord"},
+		{P: &pEventSynchronize, Name: "cuEventSynchronize"}, {P: &pEventElapsed, Name: "cuEventElapsedTime"},
+		{P: &pEventDestroy, Name: "cuEventDestroy_v2"},
 	}
-	for _, s := range syms {
-		p, err := purego.Dlsym(h, s.name)
-		if err != nil {
-			return fmt.Errorf("%s: symbol %s missing: %w", Library, s.name, err)
-		}
-		*s.p = p
+	if err := dl.Resolve(h, Library, syms); err != nil {
+		return err
 	}
 	if err := check("cuInit", call(pInit, 0)); err != nil {
 		return err

@@ -6,11 +6,11 @@ package cublas
 import (
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"github.com/emberml/ember/backend/cuda/internal/dl"
 )
 
 // Libraries are the names Load tries, in order.
@@ -39,35 +39,20 @@ func Load() error {
 func LibraryName() string { return libName }
 
 func load() error {
-	var h uintptr
-	var last error
-	for _, n := range Libraries {
-		var err error
-		if h, err = purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil {
-			libName = n
-			break
-		}
-		last = err
+	h, name, err := dl.OpenFirst("libcublas", Libraries)
+	if err != nil {
+		return err
 	}
-	if h == 0 {
-		return fmt.Errorf("libcublas not found (tried %s): %v", strings.Join(Libraries, ", "), last)
+	libName = name
+	syms := []dl.Sym{
+		{P: &pCreate, Name: "cublasCreate_v2"}, {P: &pDestroy, Name: "cublasDestroy_v2"},
+		{P: &pSetStream, Name: "cublasSetStream_v2"}, {P: &pSetMathMode, Name: "cublasSetMathMode"},
+		{P: &pGemmEx, Name: "cublasGemmStridedBatchedEx"}, {P: &pGemmEx1, Name: "cublasGemmEx"},
+		{P: &pSetWorkspace, Name: "cublasSetWorkspace_v2"},
+		{P: &pStatusName, Name: "cublasGetStatusName"}, {P: &pStatusString, Name: "cublasGetStatusString"},
 	}
-	syms := []struct {
-		p    *uintptr
-		name string
-	}{
-		{&pCreate, "cublasCreate_v2"}, {&pDestroy, "cublasDestroy_v2"},
-		{&pSetStream, "cublasSetStream_v2"}, {&pSetMathMode, "cublasSetMathMode"},
-		{&pGemmEx, "cublasGemmStridedBatchedEx"}, {&pGemmEx1, "cublasGemmEx"},
-		{&pSetWorkspace, "cublasSetWorkspace_v2"},
-		{&pStatusName, "cublasGetStatusName"}, {&pStatusString, "cublasGetStatusString"},
-	}
-	for _, s := range syms {
-		p, err := purego.Dlsym(h, s.name)
-		if err != nil {
-			return fmt.Errorf("%s: symbol %s missing: %w", libName, s.name, err)
-		}
-		*s.p = p
+	if err := dl.Resolve(h, libName, syms); err != nil {
+		return err
 	}
 	return nil
 }
@@ -76,18 +61,6 @@ func load() error {
 func call(fn uintptr, args ...uintptr) int32 {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return int32(r)
-}
-
-func cString(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	base := *(*unsafe.Pointer)(unsafe.Pointer(&p)) // C memory, never moved by Go
-	n := 0
-	for *(*byte)(unsafe.Add(base, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(base), n))
 }
 
 // Error is a failed cuBLAS call with its status name and description.
@@ -108,7 +81,7 @@ func check(name string, r int32) error {
 	}
 	n, _, _ := purego.SyscallN(pStatusName, uintptr(r))
 	s, _, _ := purego.SyscallN(pStatusString, uintptr(r))
-	return &Error{Call: name, Status: r, Name: cString(n), Text: cString(s)}
+	return &Error{Call: name, Status: r, Name: dl.CString(n), Text: dl.CString(s)}
 }
 
 // Handle is a cublasHandle_t.

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"github.com/emberml/ember/backend/cuda/internal/dl"
 )
 
 // Libraries are the names Load tries, in order: the unversioned name, then
@@ -42,36 +43,21 @@ func Load() error {
 func LibraryName() string { return libName }
 
 func load() error {
-	var h uintptr
-	var errs []string
-	for _, n := range Libraries {
-		var err error
-		if h, err = purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil {
-			libName = n
-			break
-		}
-		errs = append(errs, err.Error())
+	h, name, err := dl.OpenFirst("libnvrtc", Libraries)
+	if err != nil {
+		return err
 	}
-	if h == 0 {
-		return fmt.Errorf("libnvrtc not found (tried %s): %s", strings.Join(Libraries, ", "), errs[len(errs)-1])
+	libName = name
+	syms := []dl.Sym{
+		{P: &pVersion, Name: "nvrtcVersion"}, {P: &pErrorString, Name: "nvrtcGetErrorString"},
+		{P: &pCreate, Name: "nvrtcCreateProgram"}, {P: &pDestroy, Name: "nvrtcDestroyProgram"},
+		{P: &pCompile, Name: "nvrtcCompileProgram"}, {P: &pLogSize, Name: "nvrtcGetProgramLogSize"},
+		{P: &pLog, Name: "nvrtcGetProgramLog"}, {P: &pCubinSize, Name: "nvrtcGetCUBINSize"}, {P: &pCubin, Name: "nvrtcGetCUBIN"},
+		{P: &pPTXSize, Name: "nvrtcGetPTXSize"}, {P: &pPTX, Name: "nvrtcGetPTX"},
+		{P: &pNumArchs, Name: "nvrtcGetNumSupportedArchs"}, {P: &pArchs, Name: "nvrtcGetSupportedArchs"},
 	}
-	syms := []struct {
-		p    *uintptr
-		name string
-	}{
-		{&pVersion, "nvrtcVersion"}, {&pErrorString, "nvrtcGetErrorString"},
-		{&pCreate, "nvrtcCreateProgram"}, {&pDestroy, "nvrtcDestroyProgram"},
-		{&pCompile, "nvrtcCompileProgram"}, {&pLogSize, "nvrtcGetProgramLogSize"},
-		{&pLog, "nvrtcGetProgramLog"}, {&pCubinSize, "nvrtcGetCUBINSize"}, {&pCubin, "nvrtcGetCUBIN"},
-		{&pPTXSize, "nvrtcGetPTXSize"}, {&pPTX, "nvrtcGetPTX"},
-		{&pNumArchs, "nvrtcGetNumSupportedArchs"}, {&pArchs, "nvrtcGetSupportedArchs"},
-	}
-	for _, s := range syms {
-		p, err := purego.Dlsym(h, s.name)
-		if err != nil {
-			return fmt.Errorf("%s: symbol %s missing: %w", libName, s.name, err)
-		}
-		*s.p = p
+	if err := dl.Resolve(h, libName, syms); err != nil {
+		return err
 	}
 	return nil
 }
@@ -84,19 +70,7 @@ func call(fn uintptr, args ...uintptr) int32 {
 
 func errorString(r int32) string {
 	p, _, _ := purego.SyscallN(pErrorString, uintptr(r))
-	return cString(p)
-}
-
-func cString(p uintptr) string {
-	if p == 0 {
-		return ""
-	}
-	base := *(*unsafe.Pointer)(unsafe.Pointer(&p)) // C memory, never moved by Go
-	n := 0
-	for *(*byte)(unsafe.Add(base, n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice((*byte)(base), n))
+	return dl.CString(p)
 }
 
 func check(name string, r int32) error {

@@ -1,0 +1,105 @@
+package ir
+
+import (
+	"math"
+	"slices"
+)
+
+// Shape arithmetic, stated once for every backend: element counts with
+// overflow checks, NumPy broadcasting, convolution and pooling output
+// sizes.
+
+// BroadcastShapes returns the shape two shapes broadcast to (NumPy rules:
+// align trailing axes; sizes must be equal or 1), or ok=false. When the
+// shapes are equal it returns a itself (no allocation).
+func BroadcastShapes(a, b []int) (out []int, ok bool) {
+	if slices.Equal(a, b) {
+		return a, true
+	}
+	n := max(len(a), len(b))
+	out = make([]int, n)
+	for i := 0; i < n; i++ {
+		da, db := 1, 1
+		if j := len(a) - n + i; j >= 0 {
+			da = a[j]
+		}
+		if j := len(b) - n + i; j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		case db == 1:
+			out[i] = da
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// CheckShape returns an error for a shape with a negative size or more
+// elements than an int can count.
+func CheckShape(shape []int) error {
+	n := 1
+	zero := false
+	for _, s := range shape {
+		if s < 0 {
+			return errorf("negative size in shape %v", shape)
+		}
+		if s == 0 {
+			zero = true
+		}
+	}
+	if zero {
+		return nil
+	}
+	for _, s := range shape {
+		if n > math.MaxInt/s {
+			return errorf("shape %v has more elements than an int can count", shape)
+		}
+		n *= s
+	}
+	return nil
+}
+
+// ConvOutputSize returns the spatial output size [Ho, Wo] of a convolution
+// of an input of spatial size in with a kernel of spatial size k under o
+// (defaults filled in): PyTorch's conv2d formula
+// Ho = (H + 2·pad − dil·(k−1) − 1)/stride + 1, or for the transposed
+// convolution Ho = (H−1)·stride − 2·pad + dil·(k−1) + outputPad + 1. A
+// result may be zero or negative; callers check.
+func ConvOutputSize(in, k [2]int, o ConvOptions, transpose bool) [2]int {
+	var out [2]int
+	for i := range 2 {
+		if transpose {
+			out[i] = (in[i]-1)*o.Stride[i] - 2*o.Padding[i] + o.Dilation[i]*(k[i]-1) + o.OutputPadding[i] + 1
+		} else {
+			out[i] = (in[i]+2*o.Padding[i]-o.Dilation[i]*(k[i]-1)-1)/o.Stride[i] + 1
+		}
+	}
+	return out
+}
+
+// PoolOutputSize returns the pooled spatial size [Ho, Wo] of an input of
+// spatial size [h, w] under o (PyTorch's floor formula
+// Ho = (H + 2·padH − dilH·(kH−1) − 1)/strideH + 1). It may be zero or
+// negative when the dilated window is larger than the padded input.
+func PoolOutputSize(h, w int, o PoolOptions) [2]int {
+	in := [2]int{h, w}
+	var out [2]int
+	for i := range 2 {
+		eff := o.Dilation[i]*(o.Kernel[i]-1) + 1
+		out[i] = (in[i]+2*o.Padding[i]-eff)/o.Stride[i] + 1
+	}
+	return out
+}
+
+// keepDimShape is shape with axis kept as size 1 (a copy).
+func keepDimShape(shape []int, axis int) []int {
+	s := slices.Clone(shape)
+	s[axis] = 1
+	return s
+}

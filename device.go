@@ -40,35 +40,35 @@ func (i DeviceIndex) resolve() int {
 // The device model is Burn's (burn-tensor's Device): one handle, many
 // backends, autodiff as a property of the device.
 type Device struct {
-	id            backend.DeviceID
+	st            *deviceState // nil for the zero Device
 	autodiff      bool
 	checkpointing bool
 }
 
 // CPU is the optimized CPU backend (SIMD GEMM and convolutions, parallel
 // float32 elementwise ops and reductions; Flex kernels for the rest).
-func CPU() Device { return Device{id: backend.DeviceID{Type: "cpu"}} }
+func CPU() Device { return Device{st: cpuState()} }
 
 // Flex is the portable eager pure-Go backend (no assembly; runs on every GOARCH).
-func Flex() Device { return Device{id: backend.DeviceID{Type: "flex"}} }
+func Flex() Device { return Device{st: flexState()} }
 
 // NdArray is a backend over gonum's dense arrays.
 //
 // Deprecated: use CPU or Flex; NdArray is not part of this build and its
 // Init reports ErrBackendUnavailable.
-func NdArray() Device { return Device{id: backend.DeviceID{Type: "ndarray"}} }
+func NdArray() Device { return deviceFor(backend.DeviceID{Type: "ndarray"}) }
 
 // CUDA is NVIDIA GPU i through the driver API, NVRTC and cuBLAS, loaded at
 // run time. It panics if i is negative and not DefaultIndex.
 func CUDA(i DeviceIndex) Device {
-	return Device{id: backend.DeviceID{Type: "cuda", Index: i.resolve()}}
+	return deviceFor(backend.DeviceID{Type: "cuda", Index: i.resolve()})
 }
 
 // ROCm is AMD GPU i through HIP, loaded at run time. It panics if i is
 // negative and not DefaultIndex. Not in this build:
 // Init reports ErrBackendUnavailable.
 func ROCm(i DeviceIndex) Device {
-	return Device{id: backend.DeviceID{Type: "rocm", Index: i.resolve()}}
+	return deviceFor(backend.DeviceID{Type: "rocm", Index: i.resolve()})
 }
 
 // WGPU is a GPU of the given kind through a portable graphics API. Not in this build:
@@ -89,28 +89,28 @@ func WebGPU(k DeviceKind) Device { return kindDevice("webgpu", k) }
 
 // LibTorch is LibTorch's CPU device (needs the libtorch build tag and cgo). Not in this build:
 // Init reports ErrBackendUnavailable.
-func LibTorch() Device { return Device{id: backend.DeviceID{Type: "libtorch"}} }
+func LibTorch() Device { return deviceFor(backend.DeviceID{Type: "libtorch"}) }
 
 // LibTorchCUDA is LibTorch's CUDA device i. Not in this build:
 // Init reports ErrBackendUnavailable.
 func LibTorchCUDA(i DeviceIndex) Device {
-	return Device{id: backend.DeviceID{Type: "libtorch", Kind: "cuda", Index: i.resolve()}}
+	return deviceFor(backend.DeviceID{Type: "libtorch", Kind: "cuda", Index: i.resolve()})
 }
 
 // LibTorchMPS is LibTorch's Apple Metal Performance Shaders device. Not in this build:
 // Init reports ErrBackendUnavailable.
-func LibTorchMPS() Device { return Device{id: backend.DeviceID{Type: "libtorch", Kind: "mps"}} }
+func LibTorchMPS() Device { return deviceFor(backend.DeviceID{Type: "libtorch", Kind: "mps"}) }
 
 // LibTorchVulkan is LibTorch's Vulkan device. Not in this build:
 // Init reports ErrBackendUnavailable.
-func LibTorchVulkan() Device { return Device{id: backend.DeviceID{Type: "libtorch", Kind: "vulkan"}} }
+func LibTorchVulkan() Device { return deviceFor(backend.DeviceID{Type: "libtorch", Kind: "vulkan"}) }
 
 // RemoteWebSocket is device i of the Ember server at addr ("ws://host:3000"
 // or "host:3000"). Init connects. Not in this build:
 // Init reports ErrBackendUnavailable.
 func RemoteWebSocket(addr string, i DeviceIndex) Device {
 	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "ws://"), "wss://")
-	return Device{id: backend.DeviceID{Type: "remote+ws", Addr: addr, Index: i.resolve()}}
+	return deviceFor(backend.DeviceID{Type: "remote+ws", Addr: addr, Index: i.resolve()})
 }
 
 var captureCounter atomic.Int64
@@ -119,23 +119,31 @@ var captureCounter atomic.Int64
 // records operations instead of running them. Not in this build:
 // Init reports ErrBackendUnavailable.
 func Capture() Device {
-	return Device{id: backend.DeviceID{Type: "capture", Index: int(captureCounter.Add(1) - 1)}}
+	return deviceFor(backend.DeviceID{Type: "capture", Index: int(captureCounter.Add(1) - 1)})
 }
 
 // DeviceFromID returns the device for a backend's DeviceID (for backend authors).
-func DeviceFromID(id backend.DeviceID) Device { return Device{id: id} }
+func DeviceFromID(id backend.DeviceID) Device {
+	if id.Type == "" {
+		return Device{}
+	}
+	return deviceFor(id)
+}
 
 // ID returns the device's backend DeviceID (hardware identity).
-func (d Device) ID() backend.DeviceID { return d.id }
+func (d Device) ID() backend.DeviceID { return d.state().id }
 
 // Type returns the device's backend type ("cpu", "cuda", ...).
-func (d Device) Type() DeviceType { return DeviceType{name: d.id.Type, addr: d.id.Addr} }
+func (d Device) Type() DeviceType {
+	id := d.ID()
+	return DeviceType{name: id.Type, addr: id.Addr}
+}
 
 // Index returns the device's index within its backend.
-func (d Device) Index() DeviceIndex { return DeviceIndex(d.id.Index) }
+func (d Device) Index() DeviceIndex { return DeviceIndex(d.ID().Index) }
 
 // IsZero reports whether d is the zero Device (no backend).
-func (d Device) IsZero() bool { return d.id.Type == "" }
+func (d Device) IsZero() bool { return d.st == nil }
 
 // String prints the parseable device name: "cpu", "flex", "cuda:1",
 // "vulkan:discrete:0", "remote+ws://host:3000/0", "capture:3", followed by
@@ -144,7 +152,7 @@ func (d Device) String() string {
 	if d.IsZero() {
 		return "<no device>"
 	}
-	s := d.id.String()
+	s := d.st.id.String()
 	if d.autodiff {
 		s += "+autodiff"
 		if d.checkpointing {
@@ -156,13 +164,14 @@ func (d Device) String() string {
 
 // Equal compares hardware identity; autodiff and checkpointing are ignored
 // (CPU().Autodiff().Equal(CPU()) is true).
-func (d Device) Equal(o Device) bool { return d.id == o.id }
+func (d Device) Equal(o Device) bool { return d.st == o.st }
 
 // ParseDevice parses a name printed by Device.String: a type ("cpu",
 // "flex"), "type:index" ("cuda:1"), "type:kind:index" ("vulkan:discrete:0",
 // "wgpu:existing:7", "libtorch:cuda:0"), "remote+ws://host:port/index" or
 // "capture:3", with optional "+autodiff" and "+checkpointing" suffixes.
-// Unknown types are accepted when a backend of that name is registered.
+// The type must be the name of a registered driver (backends this build
+// lacks are registered as placeholders whose Init says so).
 func ParseDevice(s string) (Device, error) {
 	orig := s
 	var d Device
@@ -187,7 +196,7 @@ func ParseDevice(s string) (Device, error) {
 		if err != nil || idx < 0 {
 			return bad("bad device index " + strconv.Quote(rest[slash+1:]))
 		}
-		d.id = backend.DeviceID{Type: "remote+ws", Addr: rest[:slash], Index: idx}
+		d.st = stateFor(backend.DeviceID{Type: "remote+ws", Addr: rest[:slash], Index: idx})
 		return d, nil
 	}
 	parts := strings.Split(s, ":")
@@ -195,12 +204,10 @@ func ParseDevice(s string) (Device, error) {
 	if typ == "" {
 		return bad("empty device type")
 	}
-	known := map[string]bool{"cpu": true, "flex": true, "ndarray": true, "cuda": true, "rocm": true,
-		"wgpu": true, "vulkan": true, "metal": true, "webgpu": true, "libtorch": true, "capture": true}
-	if _, ok := backend.Lookup(typ); !ok && !known[typ] {
+	if _, ok := backend.Lookup(typ); !ok {
 		return bad(fmt.Sprintf("unknown device type %q (registered: %s)", typ, strings.Join(backend.Drivers(), ", ")))
 	}
-	d.id.Type = typ
+	id := backend.DeviceID{Type: typ}
 	switch len(parts) {
 	case 1:
 	case 2:
@@ -208,7 +215,7 @@ func ParseDevice(s string) (Device, error) {
 		if err != nil || idx < 0 {
 			return bad("bad device index " + strconv.Quote(parts[1]))
 		}
-		d.id.Index = idx
+		id.Index = idx
 	case 3:
 		if !validKinds[parts[1]] && !(typ == "libtorch" && (parts[1] == "cuda" || parts[1] == "mps" || parts[1] == "vulkan")) {
 			return bad("unknown device kind " + strconv.Quote(parts[1]))
@@ -217,10 +224,11 @@ func ParseDevice(s string) (Device, error) {
 		if err != nil || idx < 0 {
 			return bad("bad device index " + strconv.Quote(parts[2]))
 		}
-		d.id.Kind, d.id.Index = parts[1], idx
+		id.Kind, id.Index = parts[1], idx
 	default:
 		return bad("too many ':' separators")
 	}
+	d.st = stateFor(id)
 	return d, nil
 }
 
@@ -273,7 +281,7 @@ func pickDefault() Device {
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].prio > cands[j].prio })
 	for _, c := range cands {
-		d := Device{id: c.id}
+		d := deviceFor(c.id)
 		if d.Init() == nil {
 			return d
 		}
@@ -310,7 +318,7 @@ func (d Device) Autodiff() Device {
 func (d Device) IsAutodiff() bool { return d.autodiff }
 
 // Inner returns the device without autodiff (d itself when absent).
-func (d Device) Inner() Device { return Device{id: d.id} }
+func (d Device) Inner() Device { return Device{st: d.st} }
 
 // CheckpointingStrategy says what an autodiff device keeps for backward.
 type CheckpointingStrategy int
@@ -358,11 +366,11 @@ func (d Device) GradientCheckpointingStrategy() CheckpointingStrategy {
 // Sync waits for all pending work on the device and returns an
 // *ExecutionError if any of it failed.
 func (d Device) Sync() error {
-	b, err := d.state().open()
+	st, err := d.tryStack(false)
 	if err != nil {
 		return err
 	}
-	if err := b.Sync(); err != nil {
+	if err := st.top.Sync(); err != nil {
 		var ee *ExecutionError
 		if errors.As(err, &ee) {
 			return err
@@ -374,32 +382,41 @@ func (d Device) Sync() error {
 
 // Flush hands buffered work to execution without waiting (a no-op for eager backends).
 func (d Device) Flush() {
-	if b, err := d.state().open(); err == nil {
-		b.Flush()
+	if st, err := d.tryStack(false); err == nil {
+		st.top.Flush()
 	}
 }
 
 // Seed makes random ops on this device reproducible: after Seed(s) the same
 // sequence of random ops yields the same values on the same backend. It
 // panics with the initialization error on an unusable device.
-func (d Device) Seed(seed uint64) { d.rawBackend().Seed(seed) }
+func (d Device) Seed(seed uint64) {
+	st, err := d.tryStack(false)
+	if err != nil {
+		panic(err)
+	}
+	st.top.Seed(seed)
+}
 
 // SupportsDType reports whether the device can store, convert and compute
 // in dt (false on an unusable device).
 func (d Device) SupportsDType(dt DType) bool {
-	b, err := d.state().open()
-	return err == nil && dt.Valid() && b.SupportsDType(dt)
+	st, err := d.tryStack(false)
+	return err == nil && dt.Valid() && st.top.SupportsDType(dt)
 }
 
 // deviceState is the per-hardware-device state shared by a device and its
-// autodiff variants.
+// autodiff variants: the base backend (opened once), the decorator stacks
+// built on it (one per mode, see stack.go), the settings and the memory
+// limit.
 type deviceState struct {
-	id       backend.DeviceID
-	once     sync.Once
-	b        backend.Backend
-	err      error
-	adOnce   sync.Once
-	ad, adCk *autodiff.Backend
+	id   backend.DeviceID
+	once sync.Once
+	b    backend.Backend
+	err  error
+
+	stacks  [numModes]atomic.Pointer[stack]
+	stackMu sync.Mutex
 
 	limitOnce  sync.Once
 	limit      uint64
@@ -411,21 +428,35 @@ type deviceState struct {
 	locked     atomic.Bool
 }
 
-var states sync.Map // backend.DeviceID -> *deviceState
+var (
+	states    sync.Map // backend.DeviceID -> *deviceState
+	zeroState = &deviceState{settings: defaultSettings}
+)
 
-func (d Device) state() *deviceState {
-	if s, ok := states.Load(d.id); ok {
+// stateFor returns the one state of the device id (made on first use).
+func stateFor(id backend.DeviceID) *deviceState {
+	if s, ok := states.Load(id); ok {
 		return s.(*deviceState)
 	}
-	s, _ := states.LoadOrStore(d.id, &deviceState{id: d.id, settings: defaultSettings})
+	s, _ := states.LoadOrStore(id, &deviceState{id: id, settings: defaultSettings})
 	return s.(*deviceState)
+}
+
+// deviceFor returns the device (without autodiff) of id.
+func deviceFor(id backend.DeviceID) Device { return Device{st: stateFor(id)} }
+
+func (d Device) state() *deviceState {
+	if d.st == nil {
+		return zeroState
+	}
+	return d.st
 }
 
 func (s *deviceState) open() (backend.Backend, error) {
 	s.once.Do(func() {
-		name := Device{id: s.id}.String()
+		name := s.id.String()
 		if s.id.Type == "" {
-			s.err = &DeviceError{Device: name, Op: "init", Err: fmt.Errorf("%w: the zero Device has no backend", ErrBackendUnavailable)}
+			s.err = &DeviceError{Device: "<no device>", Op: "init", Err: fmt.Errorf("%w: the zero Device has no backend", ErrBackendUnavailable)}
 			return
 		}
 		drv, ok := backend.Lookup(s.id.Type)
@@ -442,6 +473,9 @@ func (s *deviceState) open() (backend.Backend, error) {
 			}()
 			return drv.Open(s.id)
 		}()
+		if err == nil && b == nil {
+			err = fmt.Errorf("%w: the %s driver returned no backend", ErrBackendUnavailable, s.id.Type)
+		}
 		if err != nil {
 			s.err = &DeviceError{Device: name, Op: "init", Err: err}
 			return
@@ -451,7 +485,8 @@ func (s *deviceState) open() (backend.Backend, error) {
 	return s.b, s.err
 }
 
-// rawBackend returns the inner backend or panics with the init error.
+// rawBackend returns the base backend (no decorators) or panics with the
+// init error.
 func (d Device) rawBackend() backend.Backend {
 	b, err := d.state().open()
 	if err != nil {
@@ -460,38 +495,58 @@ func (d Device) rawBackend() backend.Backend {
 	return b
 }
 
-// backend returns the backend for ops on d (autodiff-wrapped where enabled),
+// backend returns the top of d's decorator stack (autodiff where enabled),
 // locks the device's settings, or panics with the init error.
-func (d Device) backend() backend.Backend {
+func (d Device) backend() backend.Backend { return d.stack().top }
+
+// stack returns d's decorator stack, building it on first use, and locks
+// the device's settings (the first tensor operation does).
+func (d Device) stack() *stack {
 	s := d.state()
-	b, err := s.open()
+	if st := s.stacks[d.mode()].Load(); st != nil {
+		if !s.locked.Load() {
+			s.lock()
+		}
+		return st
+	}
+	st, err := d.tryStack(true)
 	if err != nil {
 		panic(err)
 	}
-	if !s.locked.Load() {
-		// Under the settings mutex, so a concurrent Configure either
-		// completes before this first op or fails.
-		s.mu.Lock()
-		s.locked.Store(true)
-		s.mu.Unlock()
-	}
-	if !d.autodiff {
-		return b
-	}
-	s.adOnce.Do(func() {
-		s.ad = autodiff.New(b, false)
-		s.adCk = autodiff.New(b, true)
-	})
-	if d.checkpointing {
-		return s.adCk
-	}
-	return s.ad
+	return st
 }
 
-// ad returns the autodiff backend of an autodiff device (nil otherwise).
+// tryStack returns d's decorator stack, building it on first use, or the
+// device's init error; lock says whether to lock the settings (tensor
+// operations do; Sync, Seed and queries do not).
+func (d Device) tryStack(lock bool) (*stack, error) {
+	s := d.state()
+	st := s.stacks[d.mode()].Load()
+	if st == nil {
+		b, err := s.open()
+		if err != nil {
+			return nil, err
+		}
+		st = s.build(d, b)
+	}
+	if lock && !s.locked.Load() {
+		s.lock()
+	}
+	return st, nil
+}
+
+// lock locks the settings. Under the settings mutex, so a concurrent
+// Configure either completes before the first op or fails.
+func (s *deviceState) lock() {
+	s.mu.Lock()
+	s.locked.Store(true)
+	s.mu.Unlock()
+}
+
+// ad returns the autodiff decorator of an autodiff device (nil otherwise).
 func (d Device) ad() *autodiff.Backend {
 	if !d.autodiff {
 		return nil
 	}
-	return d.backend().(*autodiff.Backend)
+	return d.stack().ad
 }

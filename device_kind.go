@@ -67,7 +67,7 @@ func kindDevice(typ string, k DeviceKind) Device {
 			}
 		}
 	}
-	return Device{id: backend.DeviceID{Type: typ, Kind: k.name, Index: k.index}}
+	return deviceFor(backend.DeviceID{Type: typ, Kind: k.name, Index: k.index})
 }
 
 func parseKind(s string) (DeviceKind, error) {
@@ -182,7 +182,7 @@ func Enumerate(filter ...DeviceType) Devices {
 	})
 	out := make(Devices, len(es))
 	for i, e := range es {
-		out[i] = Device{id: e.id}
+		out[i] = deviceFor(e.id)
 	}
 	return out
 }
@@ -195,15 +195,16 @@ type DeviceInfo = backend.DeviceInfo
 // and memory for GPUs ("NVIDIA H200", 150 GB), the host's memory for the
 // CPU backends. It returns the device's init error when it cannot run.
 func (d Device) Info() (DeviceInfo, error) {
-	b, err := d.state().open()
+	st, err := d.tryStack(false)
 	if err != nil {
 		return DeviceInfo{}, err
 	}
-	if dd, ok := b.(backend.DeviceDescriber); ok {
+	if dd, ok := backend.As[backend.DeviceDescriber](st.top); ok {
 		return dd.DeviceInfo(), nil
 	}
-	info := DeviceInfo{Name: d.id.Type}
-	if d.id.Type == "cpu" || d.id.Type == "flex" {
+	id := d.ID()
+	info := DeviceInfo{Name: id.Type}
+	if id.Type == "cpu" || id.Type == "flex" {
 		if m := hostMemory(); m != ^uint64(0) {
 			info.MemoryBytes = m
 		}

@@ -74,13 +74,13 @@ func MemoryWorkingSet(access AccessPattern, bytes uint64) ThroughputKey {
 func Launch() ThroughputKey { return ThroughputKey{Mode: backend.ModeLaunch} }
 
 func (d Device) memory() (backend.MemoryManager, error) {
-	b, err := d.state().open()
+	st, err := d.tryStack(false)
 	if err != nil {
 		return nil, err
 	}
-	mm, ok := b.(backend.MemoryManager)
+	mm, ok := backend.As[backend.MemoryManager](st.top)
 	if !ok {
-		return nil, &UnsupportedError{Backend: d.id.Type}
+		return nil, &UnsupportedError{Backend: d.ID().Type}
 	}
 	return mm, nil
 }
@@ -156,12 +156,12 @@ func (d Device) Staging(data ...*TensorData) {
 // backend without statistics) come back with Err set; an unusable device
 // sets its init error on every key.
 func (d Device) PerformanceStats(keys []ThroughputKey) []ThroughputStat {
-	b, err := d.state().open()
+	st, err := d.tryStack(false)
 	if err == nil {
-		if ps, ok := b.(backend.PerformanceStater); ok {
+		if ps, ok := backend.As[backend.PerformanceStater](st.top); ok {
 			return ps.PerformanceStats(keys)
 		}
-		err = &UnsupportedError{Backend: d.id.Type}
+		err = &UnsupportedError{Backend: d.ID().Type}
 	}
 	out := make([]ThroughputStat, len(keys))
 	for i, k := range keys {

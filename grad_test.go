@@ -108,8 +108,8 @@ func TestGradCastExact(t *testing.T) {
 	}
 }
 
-// TestGradReduce covers Sum, SumAxis, Prod, ProdAxis, Max, MaxAxis, Min and
-// MinAxis (distinct random values, so no ties).
+// TestGradReduce covers Sum, SumAxis, Prod, ProdAxis, Max, MaxAxis, Min,
+// MinAxis (distinct random values, so no ties) and CumSum.
 func TestGradReduce(t *testing.T) {
 	rng := newRNG(13)
 	x := randRef([]int{3, 4, 5}, F64, nonZero(rng, 0.5, 1.5))
@@ -125,6 +125,9 @@ func TestGradReduce(t *testing.T) {
 		{name: "prod_axis with zeros", ins: []ref{zeros}, f: on1(func(x *Tensor) *Tensor { return x.ProdAxis(1, false) })},
 		{name: "prod with one zero", ins: []ref{one}, f: on1((*Tensor).Prod)},
 		un("sum", (*Tensor).Sum),
+		un("cumsum axis 1", func(x *Tensor) *Tensor { return x.CumSum(1) }),
+		un("cumsum axis -1", func(x *Tensor) *Tensor { return x.CumSum(-1) }),
+		un("cumsum then product", func(x *Tensor) *Tensor { return x.CumSum(0).Mul(x) }),
 		un("sum_axis keep", func(x *Tensor) *Tensor { return x.SumAxis(1, true) }),
 		un("sum_axis -1", func(x *Tensor) *Tensor { return x.SumAxis(-1, false) }),
 		un("prod", (*Tensor).Prod),

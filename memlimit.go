@@ -45,9 +45,9 @@ func (s *deviceState) memoryLimit() (uint64, string) {
 	s.limitOnce.Do(func() {
 		s.limit, s.limitWhere = hostMemory(), "this machine's"
 		if b, err := s.open(); err == nil {
-			if dd, ok := b.(backend.DeviceDescriber); ok {
+			if dd, ok := backend.As[backend.DeviceDescriber](b); ok {
 				if m := dd.DeviceInfo().MemoryBytes; m > 0 {
-					s.limit, s.limitWhere = m, Device{id: s.id}.String()+"'s"
+					s.limit, s.limitWhere = m, s.id.String()+"'s"
 				}
 			}
 		}

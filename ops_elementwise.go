@@ -1,7 +1,10 @@
 package ember
 
 import (
+	"slices"
+
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // axis normalizes a possibly negative axis for a tensor of x's rank,
@@ -68,7 +71,7 @@ func (x *Tensor) castTo(dt DType) *Tensor {
 	if x.DType() == dt {
 		return x
 	}
-	return wrap(x.dev, x.dev.backend().Cast(x.t, dt))
+	return x.dev.run(ir.Op{Kind: ir.KindCast, DType: dt, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Cast converts the tensor to dt: float to int truncates toward zero, to
@@ -82,30 +85,11 @@ func (x *Tensor) Cast(dt DType) *Tensor {
 }
 
 // BroadcastShapes returns the shape two shapes broadcast to (NumPy rules:
-// align trailing axes; sizes must be equal or 1), or ok=false.
+// align trailing axes; sizes must be equal or 1), or ok=false
+// (ir.BroadcastShapes). The result may share a's storage.
 func BroadcastShapes(a, b []int) (out []int, ok bool) {
-	n := max(len(a), len(b))
-	out = make([]int, n)
-	for i := 0; i < n; i++ {
-		da, db := 1, 1
-		if j := len(a) - n + i; j >= 0 {
-			da = a[j]
-		}
-		if j := len(b) - n + i; j >= 0 {
-			db = b[j]
-		}
-		switch {
-		case da == db:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		case db == 1:
-			out[i] = da
-		default:
-			return nil, false
-		}
-	}
-	return out, true
+	out, ok = ir.BroadcastShapes(a, b)
+	return slices.Clone(out), ok
 }
 
 func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor { return x.binaryChecked(op, y, false) }
@@ -113,17 +97,11 @@ func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor { return x.binar
 // binaryChecked is binary; nonZero says y is known to hold no zero (a
 // non-zero scalar), which skips the host read of an integer divisor.
 func (x *Tensor) binaryChecked(op backend.BinaryOp, y *Tensor, nonZero bool) *Tensor {
-	name := op.String()
-	dev := commonDevice(name, []string{"lhs", "rhs"}, x, y)
-	out, ok := BroadcastShapes(x.shape(), y.shape())
-	if !ok {
-		fail(name, []string{describe("lhs", x), describe("rhs", y)}, "shapes do not broadcast")
-	}
-	checkShape(name, out)
-	checkAlloc(name, dev, out, backend.Promote(x.DType(), y.DType()))
+	dev := commonDevice2(op, x, y)
+	x0, y0 := x, y
 	if op.IsLogical() {
 		if x.DType() != Bool || y.DType() != Bool {
-			fail(name, []string{describe("lhs", x), describe("rhs", y)}, "needs Bool operands")
+			fail(op.String(), []string{describe("lhs", x), describe("rhs", y)}, "needs Bool operands")
 		}
 	} else {
 		dt := backend.Promote(x.DType(), y.DType())
@@ -140,17 +118,29 @@ func (x *Tensor) binaryChecked(op backend.BinaryOp, y *Tensor, nonZero bool) *Te
 		if !nonZero && dt.IsInt() && (op == backend.OpDiv || op == backend.OpFloorDiv || op == backend.OpRem || op == backend.OpMod) {
 			for _, v := range y.Int64s() {
 				if v == 0 {
-					fail(name, []string{describe("lhs", x), describe("rhs", y)}, "integer division by zero")
+					fail(op.String(), []string{describe("lhs", x), describe("rhs", y)}, "integer division by zero")
 				}
 			}
 		}
 	}
-	return wrap(dev, dev.backend().Binary(op, x.on(dev), y.on(dev)))
+	return dev.run(ir.Op{Kind: ir.KindBinary, Sub: uint8(op), In: [3]ir.Tensor{x.on(dev), y.on(dev)}}, x0, y0)
+}
+
+// commonDevice2 is commonDevice for the two operands of a binary op,
+// without building name lists unless it fails.
+func commonDevice2(op backend.BinaryOp, x, y *Tensor) Device {
+	if x != nil && y != nil && x.dev.st == y.dev.st && x.dev.st != nil {
+		if y.dev.autodiff && !x.dev.autodiff {
+			return y.dev
+		}
+		return x.dev
+	}
+	return commonDevice(op.String(), []string{"lhs", "rhs"}, x, y)
 }
 
 // scalar is the rank-0 tensor v in x's dtype, on x's device.
 func (x *Tensor) scalar(v float64) *Tensor {
-	return wrap(x.dev, x.dev.backend().Full(nil, x.DType(), v))
+	return x.dev.run(ir.Op{Kind: ir.KindFull, DType: x.DType(), Scalars: [2]float64{v}})
 }
 
 // Add returns x + y with broadcasting and type promotion (PromoteTypes).
@@ -272,7 +262,7 @@ func (x *Tensor) unary(op backend.UnaryOp) *Tensor {
 			x = x.castTo(DType(x.dev.Settings().FloatDType))
 		}
 	}
-	return wrap(x.dev, x.dev.backend().Unary(op, x.t))
+	return x.dev.run(ir.Op{Kind: ir.KindUnary, Sub: uint8(op), In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Neg returns -x (integers wrap).
@@ -340,16 +330,17 @@ func Where(cond, a, b *Tensor) *Tensor {
 	if cond.DType() != Bool {
 		fail("where", ops, "condition must be Bool")
 	}
-	s, ok := BroadcastShapes(cond.shape(), a.shape())
+	s, ok := ir.BroadcastShapes(cond.shape(), a.shape())
 	if ok {
-		_, ok = BroadcastShapes(s, b.shape())
+		_, ok = ir.BroadcastShapes(s, b.shape())
 	}
 	if !ok {
 		fail("where", ops, "shapes do not broadcast")
 	}
+	a0, b0 := a, b
 	dt := backend.Promote(a.DType(), b.DType())
 	a, b = a.castTo(dt), b.castTo(dt)
-	return wrap(dev, dev.backend().Where(cond.on(dev), a.on(dev), b.on(dev)))
+	return dev.run(ir.Op{Kind: ir.KindWhere, In: [3]ir.Tensor{cond.on(dev), a.on(dev), b.on(dev)}}, cond, a0, b0)
 }
 
 // MaskFill returns x with value wherever mask (Bool, broadcast to x) is true.

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // Reshape returns x with a new shape of the same element count; one size
@@ -35,7 +36,7 @@ func (x *Tensor) Reshape(shape ...int) *Tensor {
 	if slices.Equal(shape, x.shape()) {
 		return x
 	}
-	return wrap(x.dev, x.dev.backend().Reshape(x.t, shape))
+	return x.dev.run(ir.Op{Kind: ir.KindReshape, Shape: shape, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Permute reorders the axes: result axis i is x's axis axes[i] (negative
@@ -54,7 +55,7 @@ func (x *Tensor) Permute(axes ...int) *Tensor {
 		}
 		seen[a], norm[i] = true, a
 	}
-	return wrap(x.dev, x.dev.backend().Permute(x.t, norm))
+	return x.dev.run(ir.Op{Kind: ir.KindPermute, Ints: norm, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // SwapAxes exchanges two axes (a view).
@@ -107,7 +108,7 @@ func (x *Tensor) Expand(shape ...int) *Tensor {
 	if slices.Equal(out, xs) {
 		return x
 	}
-	return wrap(x.dev, x.dev.backend().Expand(x.t, out))
+	return x.dev.run(ir.Op{Kind: ir.KindExpand, Shape: out, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // BroadcastTo is Expand.
@@ -153,7 +154,7 @@ func (x *Tensor) Slice(ranges ...Range) *Tensor {
 	if identity {
 		return x
 	}
-	return wrap(x.dev, x.dev.backend().Slice(x.t, full))
+	return x.dev.run(ir.Op{Kind: ir.KindSlice, Attrs: &ir.Attrs{Ranges: full}, In: [3]ir.Tensor{x.t}}, x)
 }
 
 func clampIndex(i, n int) int {
@@ -190,19 +191,20 @@ func (x *Tensor) Pad(pads []int, value float64) *Tensor {
 	if len(pads)%2 != 0 || len(pads)/2 > r {
 		fail("pad", []string{describe("x", x)}, "pads %v must be pairs for at most %d axes", pads, r)
 	}
-	p := make([][2]int, r)
+	p := make([]int, 2*r)
 	any := false
 	for i := 0; i < len(pads)/2; i++ {
 		if pads[2*i] < 0 || pads[2*i+1] < 0 {
 			fail("pad", []string{describe("x", x)}, "negative padding in %v", pads)
 		}
-		p[r-1-i] = [2]int{pads[2*i], pads[2*i+1]}
+		ax := r - 1 - i
+		p[2*ax], p[2*ax+1] = pads[2*i], pads[2*i+1]
 		any = any || pads[2*i] > 0 || pads[2*i+1] > 0
 	}
 	if !any {
 		return x
 	}
-	return wrap(x.dev, x.dev.backend().Pad(x.t, p, value))
+	return x.dev.run(ir.Op{Kind: ir.KindPad, Ints: p, Scalars: [2]float64{value}, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Flip reverses the listed axes.
@@ -218,7 +220,7 @@ func (x *Tensor) Flip(axes ...int) *Tensor {
 	if len(norm) == 0 {
 		return x
 	}
-	return wrap(x.dev, x.dev.backend().Flip(x.t, norm))
+	return x.dev.run(ir.Op{Kind: ir.KindFlip, Ints: norm, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Cat concatenates tensors along axis; all other sizes must agree. Dtypes
@@ -255,7 +257,7 @@ func Cat(xs []*Tensor, axis int) *Tensor {
 	for i, x := range xs {
 		ts[i] = x.castTo(dt).on(dev)
 	}
-	return wrap(dev, dev.backend().Cat(ts, a))
+	return dev.run(ir.Op{Kind: ir.KindCat, Axis: a, Xs: ts}, xs...)
 }
 
 // Stack joins tensors of equal shape along a new axis.
@@ -336,7 +338,7 @@ func checkIndex(op string, x, index *Tensor) {
 }
 
 func (x *Tensor) checkBounds(op string, index *Tensor, size int) {
-	if dc, ok := x.dev.rawBackend().(backend.DeviceIndexChecker); ok && dc.ChecksIndicesOnDevice() {
+	if dc, ok := backend.As[backend.IndexChecker](x.dev.backend()); ok && dc.ChecksIndicesOnDevice() {
 		return // reported by the device's next Sync or read
 	}
 	for i, v := range index.Int64s() {
@@ -367,7 +369,7 @@ func (x *Tensor) Gather(axis int, index *Tensor) *Tensor {
 	dev := commonDevice("gather", []string{"x", "index"}, x, index)
 	index = index.castTo(I64)
 	x.checkBounds("gather", index, x.shape()[a])
-	return wrap(dev, dev.backend().Gather(x.on(dev), a, index.on(dev)))
+	return dev.run(ir.Op{Kind: ir.KindGather, Axis: a, In: [3]ir.Tensor{x.on(dev), index.on(dev)}}, x, index)
 }
 
 // ScatterAdd returns a copy of x with src's values added at index along axis
@@ -392,7 +394,7 @@ func (x *Tensor) ScatterAdd(axis int, index, src *Tensor) *Tensor {
 	dev := commonDevice("scatter_add", []string{"x", "index", "src"}, x, index, src)
 	index = index.castTo(I64)
 	x.checkBounds("scatter_add", index, x.shape()[a])
-	return wrap(dev, dev.backend().ScatterAdd(x.on(dev), a, index.on(dev), src.castTo(x.DType()).on(dev)))
+	return dev.run(ir.Op{Kind: ir.KindScatterAdd, Axis: a, In: [3]ir.Tensor{x.on(dev), index.on(dev), src.castTo(x.DType()).on(dev)}}, x, index, src)
 }
 
 // IndexSelect picks the entries of axis named by index (a rank-1 integer
@@ -409,5 +411,5 @@ func (x *Tensor) IndexSelect(axis int, index *Tensor) *Tensor {
 	dev := commonDevice("index_select", []string{"x", "index"}, x, index)
 	index = index.castTo(I64)
 	x.checkBounds("index_select", index, x.shape()[a])
-	return wrap(dev, dev.backend().IndexSelect(x.on(dev), a, index.on(dev)))
+	return dev.run(ir.Op{Kind: ir.KindIndexSelect, Axis: a, In: [3]ir.Tensor{x.on(dev), index.on(dev)}}, x, index)
 }

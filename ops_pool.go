@@ -3,7 +3,7 @@ package ember
 import (
 	"math"
 
-	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // PoolOptions are the window attributes of a 2-d pooling, PyTorch's names,
@@ -50,7 +50,7 @@ func (x *Tensor) poolOut(op string, o PoolOptions) [2]int {
 			fail(op, []string{describe("x", x)}, "window (dilated size %d) is larger than the padded input %d on spatial axis %d", eff, in, i)
 		}
 	}
-	return backend.PoolOutputSize(x.shape()[2], x.shape()[3], backend.PoolOptions(o))
+	return ir.PoolOutputSize(x.shape()[2], x.shape()[3], ir.PoolOptions(o))
 }
 
 // windows pads x [N, C, H, W] with value and returns the kH·kW strided views
@@ -83,49 +83,27 @@ func (x *Tensor) pool4(f func(*Tensor) *Tensor) *Tensor {
 
 // MaxPool2d returns the maximum over each window of x [N, C, H, W] (or
 // [C, H, W]) -> [N, C, Ho, Wo] (PyTorch's max_pool2d without ceil mode):
-// padding counts as -Inf, NaN propagates. It is composed as the
-// maximum over a window axis of the Stack of the kH·kW strided views of
-// the padded input, so its gradient follows MaxAxis's (split evenly
-// between tied elements, where PyTorch gives it all to the first). Where
-// the device's backend implements backend.MaxPool2der for x's dtype (the
-// CPU backend for F32 and F64, directly or under autodiff) and the window
-// has two or more taps, its direct kernels compute the same values and
-// gradients bit for bit. Int inputs are first cast to the device's float
-// dtype. It panics with an *Error on a wrong rank, bad options or a window
-// larger than the padded input.
+// padding counts as -Inf, NaN propagates. It is the ir kind MaxPool2d,
+// whose definition (its decomposition, which backends without a kernel
+// run) is the maximum over a window axis of the stack of the kH·kW
+// strided views of the padded input, so its gradient follows MaxAxis's
+// (split evenly between tied elements, where PyTorch gives it all to the
+// first); backends with a kernel (cpu for F32 and F64) compute the same
+// values and gradients bit for bit. A one-tap window is the strided view
+// itself. Int inputs are first cast to the device's float dtype. It panics
+// with an *Error on a wrong rank, bad options or a window larger than the
+// padded input.
 func (x *Tensor) MaxPool2d(opts PoolOptions) *Tensor {
 	x.notBool("max_pool2d")
 	x = x.asFloat()
 	o := opts.norm("max_pool2d", x)
 	return x.pool4(func(x *Tensor) *Tensor {
-		if mp := x.maxPooler(o); mp != nil {
-			x.poolOut("max_pool2d", o)
-			return wrap(x.dev, mp.MaxPool2d(x.t, backend.PoolOptions(o)))
+		if o.Kernel[0]*o.Kernel[1] < 2 {
+			// A plain strided view, whose gradient passes NaN through.
+			return x.windows("max_pool2d", o, math.Inf(-1))[0]
 		}
-		vs := x.windows("max_pool2d", o, math.Inf(-1))
-		if len(vs) == 1 {
-			return vs[0]
-		}
-		// One reduction over a window axis, so that tied maxima share the
-		// gradient evenly (a chain of pairwise Maximum would halve it at
-		// every step: 1/8, 1/8, 1/4, 1/2 for a 2×2 window of equal values).
-		return Stack(vs, -1).MaxAxis(-1, false)
+		return x.dev.run(ir.Op{Kind: ir.KindMaxPool2d, Attrs: &ir.Attrs{Pool: ir.PoolOptions(o)}, In: [3]ir.Tensor{x.t}}, x)
 	})
-}
-
-// maxPooler returns x's backend as a backend.MaxPool2der when it has a
-// kernel for x's dtype and the window o (normalized) has at least two taps
-// (a one-tap pooling is a plain strided view, whose gradient passes NaN
-// through unchanged, so it stays composed), else nil.
-func (x *Tensor) maxPooler(o PoolOptions) backend.MaxPool2der {
-	if o.Kernel[0]*o.Kernel[1] < 2 {
-		return nil
-	}
-	mp, ok := x.dev.backend().(backend.MaxPool2der)
-	if !ok || !mp.SupportsMaxPool2d(x.DType()) {
-		return nil
-	}
-	return mp
 }
 
 // AvgPool2d returns the mean over each window of x [N, C, H, W] (or

@@ -1,6 +1,9 @@
 package ember
 
-import "github.com/emberml/ember/backend"
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
+)
 
 func (x *Tensor) reduce(op backend.ReduceOp, axis int, keepDim bool) *Tensor {
 	a := x.axis(op.String(), axis)
@@ -10,7 +13,7 @@ func (x *Tensor) reduce(op backend.ReduceOp, axis int, keepDim bool) *Tensor {
 	if x.shape()[a] == 0 && op != backend.ReduceSum && op != backend.ReduceProd {
 		fail(op.String(), []string{describe("x", x)}, "cannot reduce an empty axis %d", axis)
 	}
-	return wrap(x.dev, x.dev.backend().Reduce(op, x.t, a, keepDim))
+	return x.dev.run(ir.Op{Kind: ir.KindReduce, Sub: uint8(op), Axis: a, KeepDim: keepDim, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // flat returns x reshaped to rank 1.

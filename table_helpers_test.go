@@ -430,10 +430,10 @@ func shapeName(s []int) string { return fmt.Sprint(s) }
 // expectIndexError checks that a bad index is reported: as a panic from the
 // op on devices that check indices on the host, or as an error wrapping
 // ErrExecution from the next Sync on devices that check them on the device
-// (backend.DeviceIndexChecker).
+// (backend.IndexChecker).
 func expectIndexError(t *testing.T, what string, dev Device, f func() *Tensor, fragments ...string) {
 	t.Helper()
-	dc, ok := dev.Backend().(backend.DeviceIndexChecker)
+	dc, ok := backend.As[backend.IndexChecker](dev.Backend())
 	if !ok || !dc.ChecksIndicesOnDevice() {
 		expectPanic(t, what, func() { f() }, fragments...)
 		return

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // Tensor is an n-dimensional array on one Device. Tensors are immutable:
@@ -84,16 +85,16 @@ func (x *Tensor) Data() *TensorData {
 }
 
 // Float32s returns the values converted to float32 (row-major); it panics on a device error.
-func (x *Tensor) Float32s() []float32 { return backend.As[float32](x.Data()) }
+func (x *Tensor) Float32s() []float32 { return ir.As[float32](x.Data()) }
 
 // Float64s returns the values converted to float64 (row-major); it panics on a device error.
-func (x *Tensor) Float64s() []float64 { return backend.As[float64](x.Data()) }
+func (x *Tensor) Float64s() []float64 { return ir.As[float64](x.Data()) }
 
 // Int64s returns the values converted to int64 (floats truncate toward zero).
-func (x *Tensor) Int64s() []int64 { return backend.As[int64](x.Data()) }
+func (x *Tensor) Int64s() []int64 { return ir.As[int64](x.Data()) }
 
 // Bools returns the values converted to bool (non-zero is true).
-func (x *Tensor) Bools() []bool { return backend.As[bool](x.Data()) }
+func (x *Tensor) Bools() []bool { return ir.As[bool](x.Data()) }
 
 // Item returns the single value of a one-element tensor as float64. It
 // panics with an *Error when the tensor has more than one element.
@@ -106,23 +107,11 @@ func (x *Tensor) Item() float64 {
 
 // ---- creation ----
 
+// checkShape panics with an *Error for op when shape has a negative size
+// or too many elements (ir.CheckShape), and returns a copy of it.
 func checkShape(op string, shape []int) []int {
-	n := 1
-	for _, s := range shape {
-		if s < 0 {
-			fail(op, nil, "negative size in shape %v", shape)
-		}
-		if s == 0 {
-			n = 0
-		}
-	}
-	if n != 0 {
-		for _, s := range shape {
-			if n > math.MaxInt/s {
-				fail(op, nil, "shape %v has more elements than an int can count", shape)
-			}
-			n *= s
-		}
+	if err := ir.CheckShape(shape); err != nil {
+		fail(op, nil, "%v", err)
 	}
 	return append([]int{}, shape...)
 }
@@ -203,8 +192,7 @@ func FullDType(shape []int, value float64, dt DType, dev Device) *Tensor {
 	if !dt.Valid() {
 		fail("full", nil, "invalid dtype %v", dt)
 	}
-	checkAlloc("full", dev, shape, dt)
-	return wrap(dev, dev.backend().Full(shape, dt, value))
+	return dev.run(ir.Op{Kind: ir.KindFull, Shape: shape, DType: dt, Scalars: [2]float64{value}})
 }
 
 // Zeros makes a tensor of zeros in the device's float dtype.
@@ -238,7 +226,7 @@ func ArangeStep(start, end, step int, dev Device) *Tensor {
 	} else if step < 0 && end < start {
 		n = (start - end - step - 1) / -step
 	}
-	return wrap(dev, dev.backend().Arange(float64(start), float64(step), n, DType(dev.Settings().IntDType)))
+	return dev.run(ir.Op{Kind: ir.KindArange, Shape: []int{n}, DType: DType(dev.Settings().IntDType), Scalars: [2]float64{float64(start), float64(step)}})
 }
 
 // Linspace makes n evenly spaced floats from start to end inclusive, in the
@@ -251,7 +239,7 @@ func Linspace(start, end float64, n int, dev Device) *Tensor {
 	if n > 1 {
 		step = (end - start) / float64(n-1)
 	}
-	return wrap(dev, dev.backend().Arange(start, step, n, DType(dev.Settings().FloatDType)))
+	return dev.run(ir.Op{Kind: ir.KindArange, Shape: []int{n}, DType: DType(dev.Settings().FloatDType), Scalars: [2]float64{start, step}})
 }
 
 // Random samples a tensor of the device's float dtype from dist, using the
@@ -266,25 +254,7 @@ func RandomDType(shape []int, dist Distribution, dt DType, dev Device) *Tensor {
 	if !dt.Valid() {
 		fail("random", nil, "invalid dtype %v", dt)
 	}
-	checkAlloc("random", dev, shape, dt)
-	if math.IsNaN(dist.A) || math.IsNaN(dist.B) {
-		fail("random", nil, "distribution parameters %v, %v include NaN", dist.A, dist.B)
-	}
-	switch dist.Kind {
-	case backend.DistNormal:
-		if dist.B < 0 {
-			fail("random", nil, "normal standard deviation %v is negative", dist.B)
-		}
-	case backend.DistBernoulli:
-		if dist.A < 0 || dist.A > 1 {
-			fail("random", nil, "bernoulli probability %v is outside [0, 1]", dist.A)
-		}
-	case backend.DistUniform:
-		if dist.A > dist.B {
-			fail("random", nil, "uniform low %v is above high %v", dist.A, dist.B)
-		}
-	}
-	return wrap(dev, dev.backend().Random(shape, dt, dist))
+	return dev.run(ir.Op{Kind: ir.KindRandom, Sub: uint8(dist.Kind), Shape: shape, DType: dt, Scalars: [2]float64{dist.A, dist.B}})
 }
 
 // Randn samples standard normal values (mean 0, std 1) in the device's float dtype.

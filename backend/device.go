@@ -20,19 +20,29 @@ type DeviceID struct {
 }
 
 // String prints the parseable device name: "flex", "cpu", "cuda:1",
-// "vulkan:discrete:0", "remote+ws://host:3000/0".
+// "vulkan:discrete:0", "remote+ws://host:3000/0". Device 0 of a type whose
+// registered driver is a SingleDeviceDriver prints as the bare type name.
 func (id DeviceID) String() string {
 	switch {
 	case id.Addr != "":
 		return fmt.Sprintf("%s://%s/%d", id.Type, id.Addr, id.Index)
 	case id.Kind != "":
 		return fmt.Sprintf("%s:%s:%d", id.Type, id.Kind, id.Index)
-	case id.Type == "cpu" || id.Type == "flex" || id.Type == "ndarray" || id.Type == "libtorch":
-		if id.Index == 0 {
-			return id.Type
+	case id.Index == 0:
+		if d, ok := Lookup(id.Type); ok {
+			if s, ok := d.(SingleDeviceDriver); ok && s.SingleDevice() {
+				return id.Type
+			}
 		}
 	}
 	return fmt.Sprintf("%s:%d", id.Type, id.Index)
+}
+
+// SingleDeviceDriver is implemented by drivers whose backend has exactly
+// one device (cpu, flex): its DeviceID prints as the bare type name, "cpu"
+// rather than "cpu:0".
+type SingleDeviceDriver interface {
+	SingleDevice() bool
 }
 
 // Driver creates backends of one type, as database/sql's drivers create

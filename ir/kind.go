@@ -165,11 +165,12 @@ type Spec struct {
 	NumOutputs int
 	// Operands name the inputs in error messages ("lhs", "rhs").
 	Operands []string
-	// Infer validates op (inputs, attributes) and fills in its output
-	// Shape and DType where the kind derives them. It returns an error
-	// that says what is wrong (the caller adds the op's name and
-	// operands) and never panics.
-	Infer func(op *Op) error
+	// Infer validates op (inputs, attributes) and returns it with its
+	// output Shape and DType filled in where the kind derives them, or an
+	// error that says what is wrong (the caller adds the op's name and
+	// operands). It never panics. It takes and returns the op by value so
+	// that inferring an op on the stack does not move it to the heap.
+	Infer func(op Op) (Op, error)
 	// Decompose lowers op, already inferred, into other kinds run on e
 	// (through Run, so unsupported sub-kinds are lowered in turn). It is
 	// nil for base kinds, which every backend executes.

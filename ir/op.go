@@ -122,7 +122,12 @@ func (op *Op) Infer() error {
 	if !op.Kind.Valid() {
 		return errorf("invalid op kind %d", op.Kind)
 	}
-	return specs[op.Kind].Infer(op)
+	out, err := specs[op.Kind].Infer(*op)
+	if err != nil {
+		return err
+	}
+	*op = out
+	return nil
 }
 
 // Pad returns the (before, after) widths of axis i of a Pad op.

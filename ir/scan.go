@@ -5,19 +5,19 @@ func init() {
 		Infer: inferScan, Decompose: decomposeCumSum})
 }
 
-func inferScan(op *Op) error {
-	if err := checkInputs(op, 1); err != nil {
-		return err
+func inferScan(op Op) (Op, error) {
+	if err := checkInputs(&op, 1); err != nil {
+		return op, err
 	}
 	x := op.In[0]
 	if x.DType() == Bool {
-		return errorf("not defined for Bool tensors (cast first)")
+		return op, errorf("not defined for Bool tensors (cast first)")
 	}
 	if err := checkAxis(op.Axis, len(x.Shape())); err != nil {
-		return err
+		return op, err
 	}
 	op.Shape, op.DType = x.Shape(), x.DType()
-	return nil
+	return op, nil
 }
 
 // decomposeCumSum is the inclusive prefix sum along Axis as a Hillis–Steele

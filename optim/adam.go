@@ -1,10 +1,7 @@
 package optim
 
 import (
-	"math"
-
 	"github.com/emberml/ember"
-	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/nn"
 )
 
@@ -55,9 +52,9 @@ type adamCore struct {
 	state  map[*nn.Param]*adamState
 }
 
-// step runs one update; decoupled selects AdamW's weight decay. Where the
-// parameter's backend implements backend.AdamStepper the whole update is
-// one fused call (the same values as the composed ops below).
+// step runs one update; decoupled selects AdamW's weight decay. The update
+// is ember.AdamStep: one fused kernel where the device has one, the
+// composed elementwise ops elsewhere.
 func (o *adamCore) step(grads *ember.Gradients, decoupled bool) {
 	c := o.cfg
 	for _, np := range o.params {
@@ -72,41 +69,12 @@ func (o *adamCore) step(grads *ember.Gradients, decoupled bool) {
 			o.state[p] = s
 		}
 		s.t++
-		if o.fused(p, g, theta, s, decoupled) {
-			continue
-		}
-		if decoupled {
-			theta = theta.MulScalar(1 - c.LR*c.WeightDecay)
-		} else if c.WeightDecay != 0 {
-			g = g.Add(theta.MulScalar(c.WeightDecay))
-		}
-		s.m = s.m.MulScalar(c.Beta1).Add(g.MulScalar(1 - c.Beta1))
-		s.v = s.v.MulScalar(c.Beta2).Add(g.Mul(g).MulScalar(1 - c.Beta2))
-		bc1 := 1 - math.Pow(c.Beta1, float64(s.t))
-		bc2 := 1 - math.Pow(c.Beta2, float64(s.t))
-		denom := s.v.Sqrt().DivScalar(math.Sqrt(bc2)).AddScalar(c.Eps)
-		commit(p, theta.Sub(s.m.Div(denom).MulScalar(c.LR/bc1)))
+		var next *ember.Tensor
+		next, s.m, s.v = ember.AdamStep(theta, g, s.m, s.v, ember.OptimUpdate{
+			LR: c.LR, Beta1: c.Beta1, Beta2: c.Beta2, Eps: c.Eps, WeightDecay: c.WeightDecay, Step: s.t, Decoupled: decoupled,
+		})
+		commit(p, next)
 	}
-}
-
-// fused runs the update through the backend's AdamStepper, reporting
-// false when the backend has none or declines the dtype.
-func (o *adamCore) fused(p *nn.Param, g, theta *ember.Tensor, s *adamState, decoupled bool) bool {
-	dev := theta.Device()
-	st, ok := dev.Backend().(backend.AdamStepper)
-	if !ok {
-		return false
-	}
-	c := o.cfg
-	np, nm, nv, ok := st.AdamStep(theta.Primitive(), g.Primitive(), s.m.Primitive(), s.v.Primitive(), backend.AdamUpdate{
-		LR: c.LR, Beta1: c.Beta1, Beta2: c.Beta2, Eps: c.Eps, WeightDecay: c.WeightDecay, Step: s.t, Decoupled: decoupled,
-	})
-	if !ok {
-		return false
-	}
-	s.m, s.v = ember.FromPrimitive(nm, dev), ember.FromPrimitive(nv, dev)
-	commit(p, ember.FromPrimitive(np, dev))
-	return true
 }
 
 // Adam is PyTorch's torch.optim.Adam (amsgrad off) with L2 weight decay

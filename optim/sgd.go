@@ -58,23 +58,12 @@ func (o *SGD) Step(grads *ember.Gradients) {
 		if g == nil {
 			continue
 		}
-		if c.WeightDecay != 0 {
-			g = g.Add(v.MulScalar(c.WeightDecay))
-		}
-		if c.Momentum != 0 {
-			b, ok := o.buf[p]
-			if !ok {
-				b = g
-			} else {
-				b = b.MulScalar(c.Momentum).Add(g)
-			}
+		next, b := ember.SGDStep(v, g, o.buf[p], ember.OptimUpdate{
+			LR: c.LR, Momentum: c.Momentum, WeightDecay: c.WeightDecay, Nesterov: c.Nesterov,
+		})
+		if b != nil {
 			o.buf[p] = b
-			if c.Nesterov {
-				g = g.Add(b.MulScalar(c.Momentum))
-			} else {
-				g = b
-			}
 		}
-		commit(p, v.Sub(g.MulScalar(c.LR)))
+		commit(p, next)
 	}
 }

@@ -4,186 +4,197 @@ import (
 	"math"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
-// Unary runs op on the inner backend and records its derivative (PyTorch's
+func init() {
+	register(ir.KindUnary, rule{saves: unarySaves, backward: unaryBackward})
+	register(ir.KindBinary, rule{saves: binarySaves, backward: binaryBackward})
+	register(ir.KindWhere, rule{in: 1, backward: whereBackward})
+	register(ir.KindCast, rule{backward: castBackward})
+}
+
+// unarySaves: the derivative is expressed through the input (Abs, Log,
+// Log1p, Sin, Cos, Erf), through the output (Exp, Expm1, Sqrt, Rsqrt,
+// Recip, Tanh, Sigmoid) or through neither.
+func unarySaves(op *ir.Op, _ uint64) (uint64, uint8) {
+	switch ir.UnaryOp(op.Sub) {
+	case ir.OpAbs, ir.OpLog, ir.OpLog1p, ir.OpSin, ir.OpCos, ir.OpErf:
+		return 1, 0
+	case ir.OpExp, ir.OpExpm1, ir.OpSqrt, ir.OpRsqrt, ir.OpRecip, ir.OpTanh, ir.OpSigmoid:
+		return 0, 1
+	}
+	return 0, 0
+}
+
+// unaryBackward is the derivative of a unary op (PyTorch's
 // derivatives.yaml): Sign, Floor, Ceil and Round have a zero gradient; Abs
 // has gradient sign(x) (0 at 0); the others are the textbook derivatives
 // expressed through the input or the output. Not (Bool) is never tracked.
-func (b *Backend) Unary(uop backend.UnaryOp, x backend.Tensor) backend.Tensor {
-	o := op{prim: PrimUnary, fwd: func(in []backend.Tensor) backend.Tensor { return b.inner.Unary(uop, in[0]) }}
-	switch uop {
-	case backend.OpAbs, backend.OpLog, backend.OpLog1p, backend.OpSin, backend.OpCos, backend.OpErf:
-		o.needIn = 1
-	case backend.OpExp, backend.OpExpm1, backend.OpSqrt, backend.OpRsqrt, backend.OpRecip, backend.OpTanh, backend.OpSigmoid:
-		o.needOut = true
-	}
-	o.bwd = func(s *state, g backend.Tensor) []backend.Tensor {
-		return []backend.Tensor{b.unaryGrad(uop, s, g)}
-	}
-	return b.record(o, x)
-}
-
-func (b *Backend) unaryGrad(uop backend.UnaryOp, s *state, g backend.Tensor) backend.Tensor {
-	in := b.inner
-	switch uop {
-	case backend.OpNeg:
-		return b.neg(g)
-	case backend.OpAbs:
-		return b.mul(g, in.Unary(backend.OpSign, s.in(0)))
-	case backend.OpExp:
-		return b.mul(g, s.out())
-	case backend.OpLog:
-		return b.div(g, s.in(0))
-	case backend.OpLog1p:
-		return b.div(g, b.addS(s.in(0), 1))
-	case backend.OpExpm1:
-		return b.mul(g, b.addS(s.out(), 1))
-	case backend.OpSqrt: // g / (2·sqrt(x))
-		return b.div(g, b.mulS(s.out(), 2))
-	case backend.OpRsqrt: // -½·g·y³
-		y := s.out()
-		return b.mul(b.mulS(g, -0.5), b.mul(b.mul(y, y), y))
-	case backend.OpRecip: // -g·y²
-		y := s.out()
-		return b.neg(b.mul(g, b.mul(y, y)))
-	case backend.OpSin:
-		return b.mul(g, in.Unary(backend.OpCos, s.in(0)))
-	case backend.OpCos:
-		return b.neg(b.mul(g, in.Unary(backend.OpSin, s.in(0))))
-	case backend.OpTanh: // g·(1-y²)
-		y := s.out()
-		return b.mul(g, b.sub(b.scalar(y.DType(), 1), b.mul(y, y)))
-	case backend.OpSigmoid: // g·y·(1-y)
-		y := s.out()
-		return b.mul(g, b.mul(y, b.sub(b.scalar(y.DType(), 1), y)))
-	case backend.OpErf: // g·2/√π·e^(-x²)
+func unaryBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
+	e, g := s.e, gs[0]
+	switch ir.UnaryOp(s.op().Sub) {
+	case ir.OpNeg:
+		dx[0] = ir.Neg(e, g)
+	case ir.OpAbs:
+		dx[0] = ir.Mul(e, g, ir.Unary(e, ir.OpSign, s.in(0)))
+	case ir.OpExp:
+		dx[0] = ir.Mul(e, g, s.out(0))
+	case ir.OpLog:
+		dx[0] = ir.Div(e, g, s.in(0))
+	case ir.OpLog1p:
+		dx[0] = ir.Div(e, g, ir.AddScalar(e, s.in(0), 1))
+	case ir.OpExpm1:
+		dx[0] = ir.Mul(e, g, ir.AddScalar(e, s.out(0), 1))
+	case ir.OpSqrt: // g / (2·sqrt(x))
+		dx[0] = ir.Div(e, g, ir.MulScalar(e, s.out(0), 2))
+	case ir.OpRsqrt: // -½·g·y³
+		y := s.out(0)
+		dx[0] = ir.Mul(e, ir.MulScalar(e, g, -0.5), ir.Mul(e, ir.Mul(e, y, y), y))
+	case ir.OpRecip: // -g·y²
+		y := s.out(0)
+		dx[0] = ir.Neg(e, ir.Mul(e, g, ir.Mul(e, y, y)))
+	case ir.OpSin:
+		dx[0] = ir.Mul(e, g, ir.Unary(e, ir.OpCos, s.in(0)))
+	case ir.OpCos:
+		dx[0] = ir.Neg(e, ir.Mul(e, g, ir.Unary(e, ir.OpSin, s.in(0))))
+	case ir.OpTanh: // g·(1-y²)
+		y := s.out(0)
+		dx[0] = ir.Mul(e, g, ir.Sub(e, ir.Scalar(e, y.DType(), 1), ir.Mul(e, y, y)))
+	case ir.OpSigmoid: // g·y·(1-y)
+		y := s.out(0)
+		dx[0] = ir.Mul(e, g, ir.Mul(e, y, ir.Sub(e, ir.Scalar(e, y.DType(), 1), y)))
+	case ir.OpErf: // g·2/√π·e^(-x²)
 		x := s.in(0)
-		e := in.Unary(backend.OpExp, b.neg(b.mul(x, x)))
-		return b.mul(b.mulS(g, 2/math.SqrtPi), e)
+		ex := ir.Unary(e, ir.OpExp, ir.Neg(e, ir.Mul(e, x, x)))
+		dx[0] = ir.Mul(e, ir.MulScalar(e, g, 2/math.SqrtPi), ex)
 	default: // Sign, Floor, Ceil, Round: zero almost everywhere.
-		return b.zeros(g.Shape(), g.DType())
+		dx[0] = ir.Zeros(e, g.Shape(), g.DType())
 	}
 }
 
-// Binary runs op on the inner backend (operands broadcast) and records the
-// gradients of both operands, each summed back to its operand's shape.
-// Rules (PyTorch's derivatives.yaml): Pow's exponent gradient is a^b·ln a,
-// taken as 0 where a == 0 and b >= 0; Max/Min send the gradient to the
-// larger/smaller operand and split it 0.5/0.5 on ties (PyTorch's
-// maximum/minimum); Atan2(a, b) has gradients b/(a²+b²) and -a/(a²+b²);
-// FloorDiv has zero gradients; Rem (truncated) and Mod (floored) have
-// gradient 1 for a and -trunc(a/b) respectively -floor(a/b) for b.
-// Comparisons and logical ops return Bool and are never tracked.
-func (b *Backend) Binary(bop backend.BinaryOp, x, y backend.Tensor) backend.Tensor {
-	o := op{prim: PrimBinary, fwd: func(in []backend.Tensor) backend.Tensor { return b.inner.Binary(bop, in[0], in[1]) }}
-	switch bop {
-	case backend.OpAdd, backend.OpSub, backend.OpFloorDiv:
-	case backend.OpPow:
-		o.needIn, o.needOut = 3, true
-	case backend.OpMul: // a's gradient reads b, b's reads a
-		if _, n := unwrap(y); n != nil {
-			o.needIn |= 1
+// binarySaves: Add, Sub and FloorDiv read nothing; Mul reads the other
+// operand of each tracked one; Pow reads both operands and the output; the
+// others read both operands.
+func binarySaves(op *ir.Op, tracked uint64) (uint64, uint8) {
+	switch ir.BinaryOp(op.Sub) {
+	case ir.OpAdd, ir.OpSub, ir.OpFloorDiv:
+		return 0, 0
+	case ir.OpPow:
+		return 3, 1
+	case ir.OpMul: // a's gradient reads b, b's reads a
+		var in uint64
+		if tracked&2 != 0 {
+			in |= 1
 		}
-		if _, n := unwrap(x); n != nil {
-			o.needIn |= 2
+		if tracked&1 != 0 {
+			in |= 2
 		}
-	default:
-		o.needIn = 3
+		return in, 0
 	}
-	o.bwd = func(s *state, g backend.Tensor) []backend.Tensor {
-		ga, gb := b.binaryGrad(bop, s, g)
-		if s.wants(0) && ga != nil {
-			ga = b.sumTo(ga, s.inShape(0))
-		}
-		if s.wants(1) && gb != nil {
-			gb = b.sumTo(gb, s.inShape(1))
-		}
-		return []backend.Tensor{ga, gb}
+	return 3, 0
+}
+
+// binaryBackward gives the gradients of both operands (operands broadcast),
+// each summed back to its operand's shape. Rules (PyTorch's
+// derivatives.yaml): Pow's exponent gradient is a^b·ln a, taken as 0 where
+// a == 0 and b >= 0; Max/Min send the gradient to the larger/smaller
+// operand and split it 0.5/0.5 on ties (PyTorch's maximum/minimum);
+// Atan2(a, b) has gradients b/(a²+b²) and -a/(a²+b²); FloorDiv has zero
+// gradients; Rem (truncated) and Mod (floored) have gradient 1 for a and
+// -trunc(a/b) respectively -floor(a/b) for b. Comparisons and logical ops
+// return Bool and are never tracked.
+func binaryBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
+	ga, gb := binaryGrad(s, ir.BinaryOp(s.op().Sub), gs[0])
+	if s.wants(0) && ga != nil {
+		ga = ir.SumTo(s.e, ga, s.inShape(0))
 	}
-	return b.record(o, x, y)
+	if s.wants(1) && gb != nil {
+		gb = ir.SumTo(s.e, gb, s.inShape(1))
+	}
+	dx[0], dx[1] = ga, gb
 }
 
 // binaryGrad returns the gradients of both operands at the output's
 // (broadcast) shape; an operand's entry is nil when it is not wanted.
-func (b *Backend) binaryGrad(bop backend.BinaryOp, s *state, g backend.Tensor) (ga, gb backend.Tensor) {
-	in := b.inner
+func binaryGrad(s *state, bop ir.BinaryOp, g backend.Tensor) (ga, gb backend.Tensor) {
+	e := s.e
 	wa, wb := s.wants(0), s.wants(1)
 	switch bop {
-	case backend.OpAdd:
+	case ir.OpAdd:
 		ga, gb = g, g
-	case backend.OpSub:
+	case ir.OpSub:
 		ga = g
 		if wb {
-			gb = b.neg(g)
+			gb = ir.Neg(e, g)
 		}
-	case backend.OpMul:
+	case ir.OpMul:
 		if wa {
-			ga = b.mul(g, s.in(1))
+			ga = ir.Mul(e, g, s.in(1))
 		}
 		if wb {
-			gb = b.mul(g, s.in(0))
+			gb = ir.Mul(e, g, s.in(0))
 		}
-	case backend.OpDiv:
+	case ir.OpDiv:
 		bv := s.in(1)
 		if wa {
-			ga = b.div(g, bv)
+			ga = ir.Div(e, g, bv)
 		}
 		if wb { // -g·a/b²
-			gb = b.neg(b.div(b.mul(g, s.in(0)), b.mul(bv, bv)))
+			gb = ir.Neg(e, ir.Div(e, ir.Mul(e, g, s.in(0)), ir.Mul(e, bv, bv)))
 		}
-	case backend.OpPow:
+	case ir.OpPow:
 		av, bv := s.in(0), s.in(1)
 		if wa { // g·b·a^(b-1), 0 where b == 0 (PyTorch's pow_backward_self)
-			t := b.mul(bv, in.Binary(backend.OpPow, av, b.addS(bv, -1)))
-			ga = b.mul(g, in.Where(b.cmpS(backend.OpEq, bv, 0), b.scalar(t.DType(), 0), t))
+			t := ir.Mul(e, bv, ir.Binary(e, ir.OpPow, av, ir.AddScalar(e, bv, -1)))
+			ga = ir.Mul(e, g, ir.Where(e, ir.CompareScalar(e, ir.OpEq, bv, 0), ir.Scalar(e, t.DType(), 0), t))
 		}
 		if wb { // g·a^b·ln a, 0 where a == 0 and b >= 0
-			t := b.mul(s.out(), in.Unary(backend.OpLog, av))
-			zero := in.Binary(backend.OpAnd, b.cmpS(backend.OpEq, av, 0), b.cmpS(backend.OpGe, bv, 0))
-			gb = b.mul(g, in.Where(zero, b.scalar(t.DType(), 0), t))
+			t := ir.Mul(e, s.out(0), ir.Unary(e, ir.OpLog, av))
+			zero := ir.Binary(e, ir.OpAnd, ir.CompareScalar(e, ir.OpEq, av, 0), ir.CompareScalar(e, ir.OpGe, bv, 0))
+			gb = ir.Mul(e, g, ir.Where(e, zero, ir.Scalar(e, t.DType(), 0), t))
 		}
-	case backend.OpMax, backend.OpMin:
+	case ir.OpMax, ir.OpMin:
 		av, bv := s.in(0), s.in(1)
-		win := backend.OpGt
-		if bop == backend.OpMin {
-			win = backend.OpLt
+		win := ir.OpGt
+		if bop == ir.OpMin {
+			win = ir.OpLt
 		}
-		tie := in.Binary(backend.OpEq, av, bv)
-		half := b.scalar(g.DType(), 0.5)
-		zero := b.scalar(g.DType(), 0)
+		tie := ir.Binary(e, ir.OpEq, av, bv)
+		half := ir.Scalar(e, g.DType(), 0.5)
+		zero := ir.Scalar(e, g.DType(), 0)
 		if wa {
-			ga = b.mul(g, in.Where(in.Binary(win, av, bv), b.scalar(g.DType(), 1), in.Where(tie, half, zero)))
+			ga = ir.Mul(e, g, ir.Where(e, ir.Binary(e, win, av, bv), ir.Scalar(e, g.DType(), 1), ir.Where(e, tie, half, zero)))
 		}
 		if wb {
-			gb = b.mul(g, in.Where(in.Binary(win, bv, av), b.scalar(g.DType(), 1), in.Where(tie, half, zero)))
+			gb = ir.Mul(e, g, ir.Where(e, ir.Binary(e, win, bv, av), ir.Scalar(e, g.DType(), 1), ir.Where(e, tie, half, zero)))
 		}
-	case backend.OpAtan2:
+	case ir.OpAtan2:
 		av, bv := s.in(0), s.in(1)
-		den := b.add(b.mul(av, av), b.mul(bv, bv))
+		den := ir.Add(e, ir.Mul(e, av, av), ir.Mul(e, bv, bv))
 		if wa {
-			ga = b.div(b.mul(g, bv), den)
+			ga = ir.Div(e, ir.Mul(e, g, bv), den)
 		}
 		if wb {
-			gb = b.neg(b.div(b.mul(g, av), den))
+			gb = ir.Neg(e, ir.Div(e, ir.Mul(e, g, av), den))
 		}
-	case backend.OpRem, backend.OpMod:
+	case ir.OpRem, ir.OpMod:
 		ga = g
 		if wb {
-			q := b.div(s.in(0), s.in(1))
-			if bop == backend.OpRem {
-				q = b.trunc(q)
+			q := ir.Div(e, s.in(0), s.in(1))
+			if bop == ir.OpRem {
+				q = trunc(e, q)
 			} else {
-				q = in.Unary(backend.OpFloor, q)
+				q = ir.Unary(e, ir.OpFloor, q)
 			}
-			gb = b.neg(b.mul(g, q))
+			gb = ir.Neg(e, ir.Mul(e, g, q))
 		}
 	default: // FloorDiv: zero almost everywhere.
 		if wa {
-			ga = b.zeros(g.Shape(), g.DType())
+			ga = ir.Zeros(e, g.Shape(), g.DType())
 		}
 		if wb {
-			gb = b.zeros(g.Shape(), g.DType())
+			gb = ir.Zeros(e, g.Shape(), g.DType())
 		}
 	}
 	if !wa {
@@ -195,36 +206,28 @@ func (b *Backend) binaryGrad(bop backend.BinaryOp, s *state, g backend.Tensor) (
 	return ga, gb
 }
 
-// Where selects a where cond holds, else c, and records the gradient going
-// to the selected operand (the other gets 0), each summed back to its
-// operand's shape. cond (Bool) is never tracked.
-func (b *Backend) Where(cond, x, y backend.Tensor) backend.Tensor {
-	o := op{prim: PrimWhere, needIn: 1,
-		fwd: func(in []backend.Tensor) backend.Tensor { return b.inner.Where(in[0], in[1], in[2]) },
-	}
-	o.bwd = func(s *state, g backend.Tensor) []backend.Tensor {
-		out := make([]backend.Tensor, 3)
-		c := s.in(0)
-		zero := b.scalar(g.DType(), 0)
-		if s.wants(1) {
-			out[1] = b.sumTo(b.inner.Where(c, g, zero), s.inShape(1))
-		}
-		if s.wants(2) {
-			out[2] = b.sumTo(b.inner.Where(c, zero, g), s.inShape(2))
-		}
-		return out
-	}
-	return b.record(o, cond, x, y)
+// trunc rounds toward zero: sign(x)·floor(|x|).
+func trunc(e ir.Executor, x backend.Tensor) backend.Tensor {
+	return ir.Mul(e, ir.Unary(e, ir.OpSign, x), ir.Unary(e, ir.OpFloor, ir.Unary(e, ir.OpAbs, x)))
 }
 
-// Cast converts x to dt and records the gradient cast back to x's dtype
-// (float to float only: an int or Bool result is never tracked).
-func (b *Backend) Cast(x backend.Tensor, dt backend.DType) backend.Tensor {
-	src := x.DType()
-	return b.record(op{prim: PrimCast,
-		fwd: func(in []backend.Tensor) backend.Tensor { return b.inner.Cast(in[0], dt) },
-		bwd: func(s *state, g backend.Tensor) []backend.Tensor {
-			return []backend.Tensor{b.inner.Cast(g, src)}
-		},
-	}, x)
+// whereBackward sends the gradient to the selected operand (the other gets
+// 0), each summed back to its operand's shape. cond (Bool) is never
+// tracked.
+func whereBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
+	e, g := s.e, gs[0]
+	c := s.in(0)
+	zero := ir.Scalar(e, g.DType(), 0)
+	if s.wants(1) {
+		dx[1] = ir.SumTo(e, ir.Where(e, c, g, zero), s.inShape(1))
+	}
+	if s.wants(2) {
+		dx[2] = ir.SumTo(e, ir.Where(e, c, zero, g), s.inShape(2))
+	}
+}
+
+// castBackward casts the gradient back to the input's dtype (float to
+// float only: an int or Bool result is never tracked).
+func castBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
+	dx[0] = ir.Cast(s.e, gs[0], s.n.dt0)
 }

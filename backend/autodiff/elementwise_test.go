@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 func TestUnaryGradients(t *testing.T) {
@@ -47,9 +48,9 @@ func TestUnaryGradients(t *testing.T) {
 		gradCheck(t, op.String(), []input{in}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
 			x := xs[0]
 			if tr {
-				x = b.Permute(x, []int{1, 0})
+				x = ir.Permute(b, x, []int{1, 0})
 			}
-			return b.Unary(op, x)
+			return ir.Unary(b, op, x)
 		})
 	}
 }
@@ -106,7 +107,7 @@ func TestBinaryGradients(t *testing.T) {
 			}
 			op := c.op
 			gradCheck(t, op.String()+"/"+string(rune('0'+li)), []input{a, bb}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
-				return b.Binary(op, xs[0], xs[1])
+				return ir.Binary(b, op, xs[0], xs[1])
 			})
 		}
 	}
@@ -118,10 +119,10 @@ func TestBinaryOneOperandTracked(t *testing.T) {
 		a := randIn(r, []int{2, 3}, 0.5, 2, false)
 		c := constIn(randIn(r, []int{3}, 0.5, 2, true))
 		gradCheck(t, op.String()+"/const-b", []input{a, c}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
-			return b.Binary(op, xs[0], xs[1])
+			return ir.Binary(b, op, xs[0], xs[1])
 		})
 		gradCheck(t, op.String()+"/const-a", []input{constIn(a), randIn(r, []int{3}, 0.5, 2, true)}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
-			return b.Binary(op, xs[0], xs[1])
+			return ir.Binary(b, op, xs[0], xs[1])
 		})
 	}
 }
@@ -133,15 +134,15 @@ func TestMaxMinTies(t *testing.T) {
 		b := New(newInner(), false)
 		x := b.RequireGrad(b.FromData(f64Data([]int{3}, []float64{1, 2, 3})))
 		y := b.RequireGrad(b.FromData(f64Data([]int{3}, []float64{3, 2, 1})))
-		gs := b.Backward(b.Binary(op, x, y))
+		gs := b.Backward(ir.Binary(b, op, x, y))
 		gx, _ := gs.Get(x)
 		gy, _ := gs.Get(y)
 		wx, wy := []float64{0, 0.5, 1}, []float64{1, 0.5, 0}
 		if op == backend.OpMin {
 			wx, wy = wy, wx
 		}
-		checkVals(t, op.String()+" grad x", values(t, b.Inner(), gx), wx, 0)
-		checkVals(t, op.String()+" grad y", values(t, b.Inner(), gy), wy, 0)
+		checkVals(t, op.String()+" grad x", values(t, b.Unwrap(), gx), wx, 0)
+		checkVals(t, op.String()+" grad y", values(t, b.Unwrap(), gy), wy, 0)
 	}
 }
 
@@ -151,11 +152,11 @@ func TestPowZeroBase(t *testing.T) {
 	b := New(newInner(), false)
 	x := b.RequireGrad(b.FromData(f64Data([]int{2}, []float64{0, 2})))
 	y := b.RequireGrad(b.FromData(f64Data([]int{2}, []float64{2, 3})))
-	gs := b.Backward(b.Binary(backend.OpPow, x, y))
+	gs := b.Backward(ir.Binary(b, backend.OpPow, x, y))
 	gx, _ := gs.Get(x)
 	gy, _ := gs.Get(y)
-	checkVals(t, "pow grad a", values(t, b.Inner(), gx), []float64{0, 12}, 1e-12)
-	checkVals(t, "pow grad b", values(t, b.Inner(), gy), []float64{0, 8 * math.Ln2}, 1e-12)
+	checkVals(t, "pow grad a", values(t, b.Unwrap(), gx), []float64{0, 12}, 1e-12)
+	checkVals(t, "pow grad b", values(t, b.Unwrap(), gy), []float64{0, 8 * math.Ln2}, 1e-12)
 }
 
 func TestWhereGradients(t *testing.T) {
@@ -164,11 +165,11 @@ func TestWhereGradients(t *testing.T) {
 	a := randIn(r, []int{3, 4}, 0.2, 2, true)
 	bb := randIn(r, []int{4}, 0.2, 2, true)
 	gradCheck(t, "where", []input{c, a, bb}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
-		cond := b.Binary(backend.OpGt, xs[0], b.Full([]int{}, backend.F64, 0))
+		cond := ir.Binary(b, backend.OpGt, xs[0], ir.Full(b, []int{}, backend.F64, 0))
 		if b.IsTracked(cond) {
 			t.Fatal("comparison result is tracked")
 		}
-		return b.Where(cond, xs[1], xs[2])
+		return ir.Where(b, cond, xs[1], xs[2])
 	})
 }
 
@@ -177,18 +178,18 @@ func TestWhereGradients(t *testing.T) {
 func TestCastGradient(t *testing.T) {
 	b := New(newInner(), false)
 	x := b.RequireGrad(b.FromData(f64Data([]int{3}, []float64{1.5, -2, 0.25})))
-	h := b.Cast(x, backend.F32)
-	y := b.Cast(h, backend.F64)
+	h := ir.Cast(b, x, backend.F32)
+	y := ir.Cast(b, h, backend.F64)
 	w := b.FromData(f64Data([]int{3}, []float64{0.1, 0.2, 0.3}))
-	gs := b.Backward(b.Binary(backend.OpMul, y, w))
+	gs := b.Backward(ir.Binary(b, backend.OpMul, y, w))
 	gx, _ := gs.Get(x)
 	gh, ok := gs.Get(h)
 	if !ok || gh.DType() != backend.F32 || gx.DType() != backend.F64 {
 		t.Fatalf("gradient dtypes: intermediate %v (ok %v), leaf %v; want f32, f64", gh.DType(), ok, gx.DType())
 	}
 	want := []float64{float64(float32(0.1)), float64(float32(0.2)), float64(float32(0.3))}
-	checkVals(t, "cast grad", values(t, b.Inner(), gx), want, 0)
-	if b.IsTracked(b.Cast(x, backend.I64)) {
+	checkVals(t, "cast grad", values(t, b.Unwrap(), gx), want, 0)
+	if b.IsTracked(ir.Cast(b, x, backend.I64)) {
 		t.Error("cast to i64 is tracked")
 	}
 }

@@ -2,38 +2,40 @@ package autodiff
 
 import (
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // Gradients holds the gradients computed by one Backward call, keyed by
 // tracked tensor: every tracked tensor the root depends on (leaves and
-// intermediates) has one until it is removed or the Gradients is dropped. Each gradient is an inner-backend tensor with the shape
-// and dtype of its tensor. A Gradients is not safe for concurrent mutation
-// (Remove); concurrent Get calls are safe.
+// intermediates) has one until it is removed or the Gradients is dropped.
+// Each gradient is an inner-backend tensor with the shape and dtype of its
+// tensor. A Gradients is not safe for concurrent mutation (Remove);
+// concurrent Get calls are safe.
 type Gradients struct {
-	grads map[*node]backend.Tensor
+	grads map[ref]backend.Tensor
 }
 
 // Get returns the gradient of the root passed to Backward with respect to
 // t, a tracked tensor (a leaf or an intermediate result). ok is false when
 // t is untracked or the root does not depend on it.
 func (g *Gradients) Get(t backend.Tensor) (grad backend.Tensor, ok bool) {
-	_, n := unwrap(t)
-	if n == nil {
+	_, r := unwrap(t)
+	if r.n == nil {
 		return nil, false
 	}
-	grad, ok = g.grads[n]
+	grad, ok = g.grads[r]
 	return grad, ok
 }
 
 // Remove returns t's gradient like Get and deletes it from g (Burn's
 // Gradients::remove), so that it can be released early.
 func (g *Gradients) Remove(t backend.Tensor) (grad backend.Tensor, ok bool) {
-	_, n := unwrap(t)
-	if n == nil {
+	_, r := unwrap(t)
+	if r.n == nil {
 		return nil, false
 	}
-	grad, ok = g.grads[n]
-	delete(g.grads, n)
+	grad, ok = g.grads[r]
+	delete(g.grads, r)
 	return grad, ok
 }
 
@@ -42,45 +44,67 @@ func (g *Gradients) Len() int { return len(g.grads) }
 
 // Backward computes the gradients of root (tracked, any shape; the seed is
 // a tensor of ones of root's shape, i.e. the gradient of the sum of root's
-// elements) with respect to every tracked tensor root depends on. The graph
-// is left intact, so Backward may be called again. With checkpointing, a
+// elements) with respect to every tracked tensor root depends on. Each
+// node's rule receives the gradients of its outputs (nil for an output
+// that got none; a node none of whose outputs got one is skipped) and the
+// input gradients are added to the parents' in input order. The graph is
+// left intact, so Backward may be called again. With checkpointing, a
 // recomputed value is held only until the last backward step that reads
 // it, so the recomputed values do not all stay alive until Backward
 // returns (see recompute.go). It panics if root is not tracked.
 func (b *Backend) Backward(root backend.Tensor) *Gradients {
-	rp, rn := unwrap(root)
-	if rn == nil {
+	rp, rr := unwrap(root)
+	if rr.n == nil {
 		panic("autodiff: Backward: the root tensor is not tracked (no input of it requires grad, or it was computed under NoGrad or from a detached tensor)")
 	}
-	order := topoOrder(rn)
-	grads := map[*node]backend.Tensor{rn: b.inner.Full(rp.Shape(), rp.DType(), 1)}
-	st := &state{b: b, stats: b.stats}
+	order := topoOrder(rr.n)
+	grads := map[ref]backend.Tensor{rr: ir.Full(b.inner, rp.Shape(), rp.DType(), 1)}
+	st := &state{b: b, e: b.inner, stats: b.stats}
 	st.stats.reset()
 	if b.checkpointing {
 		st.plan(order)
 	}
+	var dx []backend.Tensor
+	var gs ir.Outputs
 	for i := len(order) - 1; i >= 0; i-- {
 		n := order[i]
-		if g, ok := grads[n]; ok && n.backward != nil {
-			st.n = n
-			b.accumulate(grads, n, n.backward(st, g))
+		if !n.isLeaf() {
+			gs = ir.Outputs{}
+			some := false
+			for j := range int(n.nout) {
+				if g, ok := grads[ref{n, uint8(j)}]; ok {
+					gs[j], some = g, true
+				}
+			}
+			if some {
+				nin := n.numIn()
+				if cap(dx) < nin {
+					dx = make([]backend.Tensor, nin)
+				}
+				dx = dx[:nin]
+				clear(dx)
+				st.n = n
+				rules[n.op.Kind].backward(st, &gs, dx)
+				b.accumulate(grads, n, dx)
+			}
 		}
 		st.done(n)
 	}
 	return &Gradients{grads: grads}
 }
 
-// accumulate adds the input gradients pg of n (nil entries skipped) to the
-// gradients of n's parents.
-func (b *Backend) accumulate(grads map[*node]backend.Tensor, n *node, pg []backend.Tensor) {
-	for j, p := range n.parents {
-		if p == nil || pg[j] == nil {
+// accumulate adds the input gradients dx of n (nil entries skipped) to the
+// gradients of n's parents, in input order.
+func (b *Backend) accumulate(grads map[ref]backend.Tensor, n *node, dx []backend.Tensor) {
+	for j := range n.numIn() {
+		p := n.parent(j)
+		if p.n == nil || dx[j] == nil {
 			continue
 		}
 		if acc, ok := grads[p]; ok {
-			grads[p] = b.inner.Binary(backend.OpAdd, acc, pg[j])
+			grads[p] = ir.Add(b.inner, acc, dx[j])
 		} else {
-			grads[p] = pg[j]
+			grads[p] = dx[j]
 		}
 	}
 }
@@ -97,8 +121,8 @@ func topoOrder(root *node) []*node {
 	stack := []frame{{n: root}}
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
-		if f.next < len(f.n.parents) {
-			p := f.n.parents[f.next]
+		if f.next < f.n.numIn() {
+			p := f.n.parent(f.next).n
 			f.next++
 			if p != nil && !visited[p] {
 				visited[p] = true

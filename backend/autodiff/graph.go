@@ -5,41 +5,147 @@ import (
 	"sync/atomic"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
-// tensor is the autodiff backend's tensor: the inner backend's tensor (the
-// primal) and, when tracked, the node that produced it.
+// tensor is the autodiff backend's tracked tensor: the inner backend's
+// tensor (the primal) and the output of a node that produced it. Only
+// tracked tensors are of this type; an untracked tensor is the inner
+// backend's tensor itself.
 type tensor struct {
 	primal backend.Tensor
 	node   *node
+	out    uint8 // which output of node
 }
 
 func (t *tensor) Shape() []int         { return t.primal.Shape() }
 func (t *tensor) DType() backend.DType { return t.primal.DType() }
 
-// backwardFn returns the gradients of a node's inputs given the gradient g
-// of its output (an inner tensor of the output's shape and dtype). Entry i
-// may be nil when s.wants(i) is false.
-type backwardFn func(s *state, g backend.Tensor) []backend.Tensor
+// ref names output i of node n; the zero ref is an untracked value.
+type ref struct {
+	n *node
+	i uint8
+}
 
-// forwardFn runs a primitive on inner tensors; it is kept by checkpointed
-// memory-bound nodes to recompute their output.
-type forwardFn func(ins []backend.Tensor) backend.Tensor
-
-// node is one recorded op (or a leaf). Nodes form a DAG through parents;
-// nothing else refers to them, so a graph is collected with its tensors.
+// node is one recorded op (or a leaf). Nodes form a DAG through their
+// parents; nothing else refers to them, so a graph is collected with its
+// tensors. A node is immutable once recorded, so concurrent Backward calls
+// may share it. Its layout keeps the common case (up to three inputs, one
+// output) in one 320-byte allocation; variadic inputs and kept outputs
+// past the first live in ext.
 type node struct {
-	prim     Primitive // 0 for a leaf
-	parents  []*node   // one per op input; nil for an untracked input
-	saved    []backend.Tensor
-	inShapes [][]int
-	output   backend.Tensor // kept output (leaves, compute-bound ops, or needed by backward)
-	forward  forwardFn      // set only for checkpointed memory-bound nodes
-	backward backwardFn
-	needIn   uint64 // bit i: backward may read input i
-	needOut  bool   // backward may read the output
-	shape    []int
-	dtype    backend.DType
+	// op is the recorded op (KindInvalid for a leaf) with its attributes
+	// and inferred output shape. Its inputs are the primals that the node
+	// keeps (those the rule reads, and under checkpointing the untracked
+	// inputs of a recomputed node); the others are nil. A kind that holds
+	// its inputs in Xs has Xs nil when it keeps none.
+	op ir.Op
+	// par[i] is input i's producer (zero for an untracked input) and
+	// shapes[i] its shape, for kinds with inputs in op.In.
+	par    [3]ref
+	shapes [3][]int
+	// out0 is output 0 when kept (a leaf's value, an output the rule
+	// reads, every output of a checkpointed compute-bound node).
+	out0 backend.Tensor
+	// ext holds the parents and shapes of a kind with inputs in op.Xs and
+	// the kept outputs past the first; nil when there are none.
+	ext *extra
+	// needIn has bit i set when the rule reads input i; needOut bit j
+	// when it reads output j.
+	needIn  uint64
+	needOut uint8
+	nin     uint8 // inputs in op.In (a kind with inputs in op.Xs: 0)
+	nout    uint8 // outputs
+	// recompute marks a checkpointed memory-bound node: it keeps no
+	// output and Backward runs op again on its inputs.
+	recompute bool
+	// dt0 is input 0's dtype (Cast's gradient is cast back to it).
+	dt0 ir.DType
+}
+
+// extra is the rarely used part of a node.
+type extra struct {
+	parents []ref   // one per input of a kind with inputs in op.Xs
+	shapes  [][]int // their shapes
+	outputs [ir.MaxOutputs - 1]backend.Tensor
+}
+
+// numIn is the number of inputs of n's op.
+func (n *node) numIn() int {
+	if n.ext != nil && n.ext.parents != nil {
+		return len(n.ext.parents)
+	}
+	return int(n.nin)
+}
+
+// parent returns input i's producer (zero for an untracked input).
+func (n *node) parent(i int) ref {
+	if n.nin == 0 {
+		return n.ext.parents[i]
+	}
+	return n.par[i]
+}
+
+// inShape returns the shape of input i.
+func (n *node) inShape(i int) []int {
+	if n.nin == 0 {
+		return n.ext.shapes[i]
+	}
+	return n.shapes[i]
+}
+
+// output returns output j when kept, else nil.
+func (n *node) output(j int) backend.Tensor {
+	if j == 0 {
+		return n.out0
+	}
+	if n.ext == nil {
+		return nil
+	}
+	return n.ext.outputs[j-1]
+}
+
+// keepOutput keeps t as output j.
+func (n *node) keepOutput(j int, t backend.Tensor) {
+	if j == 0 {
+		n.out0 = t
+		return
+	}
+	if t == nil {
+		return
+	}
+	if n.ext == nil {
+		n.ext = &extra{}
+	}
+	n.ext.outputs[j-1] = t
+}
+
+// input returns the kept value of input i, or nil.
+func (n *node) input(i int) backend.Tensor {
+	if n.nin == 0 {
+		if n.op.Xs == nil {
+			return nil
+		}
+		return n.op.Xs[i]
+	}
+	return n.op.In[i]
+}
+
+// isLeaf reports whether n was made by RequireGrad.
+func (n *node) isLeaf() bool { return n.op.Kind == ir.KindInvalid }
+
+// name is n's op name for messages.
+func (n *node) name() string {
+	if n.isLeaf() {
+		return "leaf"
+	}
+	return n.op.Name()
+}
+
+// leaf returns a tracked leaf over p.
+func leaf(p backend.Tensor) *tensor {
+	n := &node{op: ir.Op{Shape: p.Shape(), DType: p.DType()}, nout: 1, out0: p}
+	return &tensor{primal: p, node: n}
 }
 
 // noGradDepth counts the NoGrad calls in progress in the whole process.
@@ -56,101 +162,110 @@ func NoGrad(f func()) {
 	f()
 }
 
-// unwrap returns the inner tensor and node of t. A tensor that is not an
-// autodiff tensor (an inner backend tensor passed directly) is taken as
-// untracked.
-func unwrap(t backend.Tensor) (backend.Tensor, *node) {
+// unwrap returns the primal of t and, when t is tracked, its ref.
+func unwrap(t backend.Tensor) (backend.Tensor, ref) {
 	if at, ok := t.(*tensor); ok {
-		return at.primal, at.node
+		return at.primal, ref{at.node, at.out}
 	}
-	return t, nil
+	return t, ref{}
 }
 
-// op describes a primitive call for record.
-type op struct {
-	prim    Primitive
-	needIn  uint64 // bit i: backward reads input i
-	needOut bool   // backward reads the output
-	fwd     forwardFn
-	bwd     backwardFn
-}
-
-// record runs o.fwd on the primals of ins and, when some input is tracked,
-// recording is on and the output is a float, attaches a node.
-func (b *Backend) record(o op, ins ...backend.Tensor) backend.Tensor {
-	prims := make([]backend.Tensor, len(ins))
-	var parents []*node
-	for i, t := range ins {
-		p, n := unwrap(t)
-		prims[i] = p
-		if n != nil {
-			if parents == nil {
-				parents = make([]*node, len(ins))
-			}
-			parents[i] = n
+// record builds the node of op, which ran on the inner backend with the
+// primals of its inputs (op holds them) and gave outs. par holds the
+// parents of a kind with inputs in In, xpar those of a kind with inputs
+// in Xs.
+func (b *Backend) record(op ir.Op, r *rule, par *[3]ref, xpar []ref, outs *ir.Outputs, nout int) *node {
+	n := &node{op: op, nout: uint8(nout)}
+	usesXs := op.UsesXs()
+	var nin int
+	var shapes [][]int
+	if usesXs {
+		nin = len(op.Xs)
+		shapes = make([][]int, nin)
+		n.ext = &extra{parents: xpar, shapes: shapes}
+	} else {
+		nin = op.NumInputs()
+		n.par = *par
+		n.nin = uint8(nin)
+		shapes = n.shapes[:nin]
+	}
+	var tracked uint64
+	for i := range min(nin, 64) {
+		if n.parent(i).n != nil {
+			tracked |= 1 << uint(i)
 		}
 	}
-	out := o.fwd(prims)
-	if parents == nil || noGradDepth.Load() > 0 || !out.DType().IsFloat() {
-		return &tensor{primal: out}
-	}
-	n := &node{
-		prim:     o.prim,
-		parents:  parents,
-		saved:    make([]backend.Tensor, len(ins)),
-		inShapes: make([][]int, len(ins)),
-		backward: o.bwd,
-		needIn:   o.needIn,
-		needOut:  o.needOut,
-		shape:    out.Shape(),
-		dtype:    out.DType(),
-	}
-	for i, p := range prims {
-		n.inShapes[i] = p.Shape()
-	}
-	if b.checkpointing {
-		mem := Classify(o.prim) == MemoryBound
-		for i, p := range prims {
+	needIn, needOut := r.needs(&n.op, tracked) // n.op is still op
+	n.needIn, n.needOut = needIn, needOut
+	mem := b.checkpointing && ir.SpecOf(op.Kind).Cost == ir.MemoryBound
+	var kept []backend.Tensor // the kept inputs of an Xs kind
+	for i := range nin {
+		x := op.Input(i)
+		if x != nil {
+			shapes[i] = x.Shape()
+			if i == 0 {
+				n.dt0 = x.DType()
+			}
+		}
+		need := i < 64 && needIn&(1<<uint(i)) != 0
+		keep := need
+		if b.checkpointing {
 			// Tracked inputs come back from the parents in Backward;
 			// untracked ones are constants and must be kept.
-			if parents[i] == nil && (mem || o.needIn&(1<<uint(i)) != 0) {
-				n.saved[i] = p
+			keep = n.parent(i).n == nil && (mem || need)
+		}
+		switch {
+		case usesXs:
+			if keep && x != nil {
+				if kept == nil {
+					kept = make([]backend.Tensor, nin)
+				}
+				kept[i] = x
 			}
-		}
-		if mem {
-			n.forward = o.fwd
-		} else {
-			n.output = out
-		}
-	} else {
-		for i, p := range prims {
-			if o.needIn&(1<<uint(i)) != 0 {
-				n.saved[i] = p
-			}
-		}
-		if o.needOut {
-			n.output = out
+		case !keep:
+			n.op.In[i] = nil
 		}
 	}
-	return &tensor{primal: out, node: n}
+	if usesXs {
+		n.op.Xs = kept
+	}
+	switch {
+	case mem:
+		n.recompute = true
+	case b.checkpointing:
+		for j := range nout {
+			n.keepOutput(j, outs[j])
+		}
+	default:
+		for j := range nout {
+			if needOut&(1<<uint(j)) != 0 {
+				n.keepOutput(j, outs[j])
+			}
+		}
+	}
+	return n
 }
 
-// wants reports whether input i is tracked (its gradient is used).
-func (s *state) wants(i int) bool { return s.n.parents[i] != nil }
+// wants reports whether input i of the node being differentiated is
+// tracked (its gradient is used).
+func (s *state) wants(i int) bool { return s.n.parent(i).n != nil }
 
 // in returns the value of input i.
 func (s *state) in(i int) backend.Tensor {
-	if t := s.n.saved[i]; t != nil {
+	if t := s.n.input(i); t != nil {
 		return t
 	}
-	if p := s.n.parents[i]; p != nil {
+	if p := s.n.parent(i); p.n != nil {
 		return s.value(p)
 	}
-	panic("autodiff: internal error: input " + strconv.Itoa(i) + " of " + s.n.prim.String() + " was not kept")
+	panic("autodiff: internal error: input " + strconv.Itoa(i) + " of " + s.n.name() + " was not kept")
 }
 
-// out returns the value of the node's output.
-func (s *state) out() backend.Tensor { return s.value(s.n) }
+// out returns the value of output j.
+func (s *state) out(j int) backend.Tensor { return s.value(ref{s.n, uint8(j)}) }
 
 // inShape returns the shape of input i.
-func (s *state) inShape(i int) []int { return s.n.inShapes[i] }
+func (s *state) inShape(i int) []int { return s.n.inShape(i) }
+
+// op returns the op being differentiated.
+func (s *state) op() *ir.Op { return &s.n.op }

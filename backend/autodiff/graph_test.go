@@ -1,12 +1,14 @@
 package autodiff
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // TestCompositeGradients checks graphs where tensors are used more than
@@ -16,7 +18,7 @@ func TestCompositeGradients(t *testing.T) {
 	// x·x + sin(x), x used three times
 	gradCheck(t, "reuse", []input{randIn(r, []int{3, 2}, 0.2, 2, true)}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
 		x := xs[0]
-		return b.Binary(backend.OpAdd, b.Binary(backend.OpMul, x, x), b.Unary(backend.OpSin, x))
+		return ir.Binary(b, backend.OpAdd, ir.Binary(b, backend.OpMul, x, x), ir.Unary(b, backend.OpSin, x))
 	})
 	// a small MLP: tanh(x·W1 + b1)·W2, sum of squares per row, softmax-like normalisation
 	ins := []input{
@@ -26,34 +28,34 @@ func TestCompositeGradients(t *testing.T) {
 		randIn(r, []int{5, 2}, 0.2, 1, true),
 	}
 	gradCheck(t, "mlp", ins, func(b *Backend, xs []backend.Tensor) backend.Tensor {
-		h := b.Unary(backend.OpTanh, b.Binary(backend.OpAdd, b.Matmul(xs[0], xs[1]), xs[2]))
-		o := b.Matmul(h, xs[3])
-		e := b.Unary(backend.OpExp, o)
-		s := b.Reduce(backend.ReduceSum, e, 1, true)
-		p := b.Binary(backend.OpDiv, e, s)
-		m := b.Reduce(backend.ReduceMax, h, 1, true)
-		return b.Cat([]backend.Tensor{p, b.Binary(backend.OpMul, m, m)}, 1)
+		h := ir.Unary(b, backend.OpTanh, ir.Binary(b, backend.OpAdd, ir.Matmul(b, xs[0], xs[1]), xs[2]))
+		o := ir.Matmul(b, h, xs[3])
+		e := ir.Unary(b, backend.OpExp, o)
+		s := ir.Reduce(b, backend.ReduceSum, e, 1, true)
+		p := ir.Binary(b, backend.OpDiv, e, s)
+		m := ir.Reduce(b, backend.ReduceMax, h, 1, true)
+		return ir.Cat(b, []backend.Tensor{p, ir.Binary(b, backend.OpMul, m, m)}, 1)
 	})
 	// a diamond through movement ops and a shared intermediate
 	gradCheck(t, "diamond", []input{randIn(r, []int{2, 3}, 0.2, 2, true)}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
-		e := b.Unary(backend.OpExp, xs[0])
-		l := b.Flip(b.Permute(e, []int{1, 0}), []int{0})
-		rgt := b.Reshape(b.Pad(e, [][2]int{{0, 0}, {0, 0}}, 0), []int{3, 2})
-		return b.Binary(backend.OpMul, l, rgt)
+		e := ir.Unary(b, backend.OpExp, xs[0])
+		l := ir.Flip(b, ir.Permute(b, e, []int{1, 0}), []int{0})
+		rgt := ir.Reshape(b, ir.Pad(b, e, []int{0, 0, 0, 0}, 0), []int{3, 2})
+		return ir.Binary(b, backend.OpMul, l, rgt)
 	})
 }
 
 func TestUntrackedAndNoGrad(t *testing.T) {
 	b := New(newInner(), false)
 	c := b.FromData(f64Data([]int{2}, []float64{1, 2}))
-	if b.IsTracked(c) || b.IsTracked(b.Unary(backend.OpExp, c)) || b.IsTracked(b.Binary(backend.OpAdd, c, c)) {
+	if b.IsTracked(c) || b.IsTracked(ir.Unary(b, backend.OpExp, c)) || b.IsTracked(ir.Binary(b, backend.OpAdd, c, c)) {
 		t.Error("ops on untracked tensors are tracked")
 	}
 	x := b.RequireGrad(c)
-	if !b.IsTracked(x) || !b.IsTracked(b.Binary(backend.OpMul, x, c)) {
+	if !b.IsTracked(x) || !b.IsTracked(ir.Binary(b, backend.OpMul, x, c)) {
 		t.Error("ops on a tracked tensor are not tracked")
 	}
-	if b.IsTracked(b.Binary(backend.OpLt, x, c)) {
+	if b.IsTracked(ir.Binary(b, backend.OpLt, x, c)) {
 		t.Error("comparison is tracked")
 	}
 	if b.IsTracked(b.Detach(x)) || b.IsTracked(b.Wrap(b.Primal(x))) {
@@ -63,11 +65,11 @@ func TestUntrackedAndNoGrad(t *testing.T) {
 		t.Error("RequireGrad does not share the inner storage")
 	}
 	var y backend.Tensor
-	NoGrad(func() { y = b.Binary(backend.OpMul, x, x) })
+	NoGrad(func() { y = ir.Binary(b, backend.OpMul, x, x) })
 	if b.IsTracked(y) {
 		t.Error("op under NoGrad is tracked")
 	}
-	if !b.IsTracked(b.Binary(backend.OpMul, x, x)) {
+	if !b.IsTracked(ir.Binary(b, backend.OpMul, x, x)) {
 		t.Error("recording not restored after NoGrad")
 	}
 	defer func() {
@@ -83,19 +85,19 @@ func TestUntrackedAndNoGrad(t *testing.T) {
 func TestIntermediateGradients(t *testing.T) {
 	b := New(newInner(), false)
 	x := b.RequireGrad(b.FromData(f64Data([]int{2}, []float64{1, 2})))
-	h := b.Binary(backend.OpMul, x, x) // h = x², dL/dh = 3
-	l := b.Binary(backend.OpMul, h, b.FromData(f64Data([]int{}, []float64{3})))
+	h := ir.Binary(b, backend.OpMul, x, x) // h = x², dL/dh = 3
+	l := ir.Binary(b, backend.OpMul, h, b.FromData(f64Data([]int{}, []float64{3})))
 	gs := b.Backward(l)
 	gh, ok := gs.Get(h)
 	if !ok {
 		t.Fatal("no gradient for the intermediate")
 	}
-	checkVals(t, "dL/dh", values(t, b.Inner(), gh), []float64{3, 3}, 0)
+	checkVals(t, "dL/dh", values(t, b.Unwrap(), gh), []float64{3, 3}, 0)
 	gx, ok := gs.Remove(x)
 	if !ok {
 		t.Fatal("Remove found no gradient")
 	}
-	checkVals(t, "dL/dx", values(t, b.Inner(), gx), []float64{6, 12}, 0)
+	checkVals(t, "dL/dx", values(t, b.Unwrap(), gx), []float64{6, 12}, 0)
 	if _, ok := gs.Get(x); ok {
 		t.Error("gradient still present after Remove")
 	}
@@ -108,21 +110,21 @@ func TestIntermediateGradients(t *testing.T) {
 func TestCheckpointingKeepsNoMemoryBoundOutputs(t *testing.T) {
 	b := New(newInner(), true)
 	x := b.RequireGrad(b.FromData(f64Data([]int{2, 2}, []float64{1, 2, 3, 4})))
-	e := b.Unary(backend.OpExp, x)
-	p := b.Permute(e, []int{1, 0})
-	m := b.Matmul(p, x)
-	s := b.Reduce(backend.ReduceSum, m, 0, false)
+	e := ir.Unary(b, backend.OpExp, x)
+	p := ir.Permute(b, e, []int{1, 0})
+	m := ir.Matmul(b, p, x)
+	s := ir.Reduce(b, backend.ReduceSum, m, 0, false)
 	for _, c := range []struct {
 		name string
 		t    backend.Tensor
 		kept bool
 	}{{"exp", e, false}, {"permute", p, false}, {"matmul", m, true}, {"sum", s, true}} {
 		n := c.t.(*tensor).node
-		if (n.output != nil) != c.kept {
-			t.Errorf("%s: output kept = %v, want %v", c.name, n.output != nil, c.kept)
+		if (n.out0 != nil) != c.kept {
+			t.Errorf("%s: output kept = %v, want %v", c.name, n.out0 != nil, c.kept)
 		}
-		for i, v := range n.saved {
-			if v != nil && n.parents[i] != nil {
+		for i := range n.numIn() {
+			if n.input(i) != nil && n.parent(i).n != nil {
 				t.Errorf("%s: tracked input %d kept", c.name, i)
 			}
 		}
@@ -132,23 +134,47 @@ func TestCheckpointingKeepsNoMemoryBoundOutputs(t *testing.T) {
 	}
 	plain := New(newInner(), false)
 	xp := plain.RequireGrad(plain.FromData(f64Data([]int{2}, []float64{1, 2})))
-	if plain.Unary(backend.OpExp, xp).(*tensor).node.output == nil {
+	if ir.Unary(plain, backend.OpExp, xp).(*tensor).node.out0 == nil {
 		t.Error("without checkpointing the exp node lost its output")
 	}
-	if plain.Binary(backend.OpAdd, xp, xp).(*tensor).node.output != nil {
+	if ir.Binary(plain, backend.OpAdd, xp, xp).(*tensor).node.out0 != nil {
 		t.Error("without checkpointing the add node keeps an output it does not need")
 	}
 }
 
+// TestClassifyTable checks the Balanced strategy's class of every kind
+// autodiff records: elementwise and movement ops are memory-bound; casts,
+// reductions, indexing, contractions, max pooling and scans are
+// compute-bound.
 func TestClassifyTable(t *testing.T) {
-	for p := PrimUnary; p <= PrimMaxPool2d; p++ {
-		want := MemoryBound
-		switch p {
-		case PrimCast, PrimReduce, PrimGather, PrimScatterAdd, PrimIndexSelect, PrimMatmul, PrimConv2d, PrimConvTranspose2d, PrimMaxPool2d:
-			want = ComputeBound
+	recorded := 0
+	for _, k := range ir.Kinds() {
+		if rules[k].backward == nil {
+			continue
 		}
-		if got := Classify(p); got != want {
-			t.Errorf("Classify(%v) = %v, want %v", p, got, want)
+		recorded++
+		want := ir.MemoryBound
+		switch k {
+		case ir.KindCast, ir.KindReduce, ir.KindGather, ir.KindScatterAdd, ir.KindIndexSelect, ir.KindMatmul,
+			ir.KindConv2d, ir.KindConvTranspose2d, ir.KindMaxPool2d, ir.KindCumSum:
+			want = ir.ComputeBound
+		}
+		if got := Classify(k); got != want {
+			t.Errorf("Classify(%v) = %v, want %v", k, got, want)
+		}
+	}
+	if recorded != 20 {
+		t.Errorf("%d kinds have a gradient rule, want 20", recorded)
+	}
+}
+
+// TestEveryKindHasARule checks that every kind is either differentiated
+// (a gradient rule) or declared to run untracked, and never both.
+func TestEveryKindHasARule(t *testing.T) {
+	for _, k := range ir.Kinds() {
+		r := rules[k]
+		if (r.backward != nil) == r.nondiff {
+			t.Errorf("%v: gradient rule %v, untracked %v; want exactly one", k, r.backward != nil, r.nondiff)
 		}
 	}
 }
@@ -164,8 +190,8 @@ func TestMemoryDoesNotGrow(t *testing.T) {
 		xd := f64Data([]int{8, 16}, randIn(r, []int{128}, 0.1, 1, true).vals)
 		step := func() {
 			x := b.FromData(xd)
-			h := b.Unary(backend.OpTanh, b.Matmul(x, w))
-			l := b.Reduce(backend.ReduceSum, b.Reshape(b.Binary(backend.OpMul, h, h), []int{128}), 0, false)
+			h := ir.Unary(b, backend.OpTanh, ir.Matmul(b, x, w))
+			l := ir.Reduce(b, backend.ReduceSum, ir.Reshape(b, ir.Binary(b, backend.OpMul, h, h), []int{128}), 0, false)
 			gs := b.Backward(l)
 			if _, ok := gs.Get(w); !ok {
 				t.Fatal("no gradient")
@@ -188,6 +214,40 @@ func TestMemoryDoesNotGrow(t *testing.T) {
 		at300 := heap()
 		if float64(at300) > float64(at100)*1.05+256<<10 {
 			t.Errorf("checkpointing=%v: heap in use grew from %d to %d bytes between steps 100 and 300", ckpt, at100, at300)
+		}
+	}
+}
+
+// TestConcurrentBackward records ops and runs Backward on one graph from
+// several goroutines at once (with and without checkpointing, so shared
+// nodes are read and recomputed concurrently); every call must give the
+// gradient of a single call, bit for bit.
+func TestConcurrentBackward(t *testing.T) {
+	for _, ckpt := range []bool{false, true} {
+		b := New(newInner(), ckpt)
+		r := rand.New(rand.NewPCG(16, 16))
+		w := b.RequireGrad(b.FromData(f64Data([]int{4, 4}, randIn(r, []int{16}, 0.1, 1, true).vals)))
+		x := b.FromData(f64Data([]int{3, 4}, randIn(r, []int{12}, 0.1, 1, true).vals))
+		h := ir.Unary(b, backend.OpTanh, ir.Add(b, ir.Matmul(b, x, w), ir.Neg(b, x)))
+		loss := scalarLoss(b, ir.Mul(b, h, h), 2)
+		g, _ := b.Backward(loss).Get(w)
+		want := rawBytes(t, b.Unwrap(), g)
+		done := make(chan []byte)
+		for range 4 {
+			go func() {
+				g, _ := b.Backward(loss).Get(w)
+				d, err := b.Unwrap().ToData(g)
+				if err != nil {
+					done <- nil
+					return
+				}
+				done <- d.Bytes
+			}()
+		}
+		for range 4 {
+			if got := <-done; !bytes.Equal(got, want) {
+				t.Errorf("checkpointing=%v: a concurrent Backward gave another gradient", ckpt)
+			}
 		}
 	}
 }

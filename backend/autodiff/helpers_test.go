@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // Gradient-check tolerances (float64): central differences with step
@@ -111,9 +112,9 @@ func scalarLoss(b *Backend, y backend.Tensor, seed uint64) backend.Tensor {
 		w[i] = 0.5 + r.Float64()
 	}
 	wt := b.FromData(f64Data(y.Shape(), w))
-	p := b.Binary(backend.OpMul, y, wt)
-	flat := b.Reshape(p, []int{n})
-	return b.Reduce(backend.ReduceSum, flat, 0, false)
+	p := ir.Mul(b, y, wt)
+	flat := ir.Reshape(b, p, []int{n})
+	return ir.Reduce(b, ir.ReduceSum, flat, 0, false)
 }
 
 // analytic runs f and Backward and returns the gradients of the tracked
@@ -155,8 +156,8 @@ func analytic(t *testing.T, ckpt bool, ins []input, f graphFn) (raw [][]byte, gr
 		if !slices.Equal(g.Shape(), in.shape) || g.DType() != backend.F64 {
 			t.Fatalf("gradient %d: shape %v dtype %v, want %v f64", i, g.Shape(), g.DType(), in.shape)
 		}
-		raw[i] = rawBytes(t, b.Inner(), g)
-		grads[i] = values(t, b.Inner(), g)
+		raw[i] = rawBytes(t, b.Unwrap(), g)
+		grads[i] = values(t, b.Unwrap(), g)
 	}
 	return raw, grads
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 func TestMatmulGradients(t *testing.T) {
@@ -26,9 +27,9 @@ func TestMatmulGradients(t *testing.T) {
 			func(b *Backend, xs []backend.Tensor) backend.Tensor {
 				y := xs[1]
 				if tr {
-					y = b.Permute(y, []int{1, 0})
+					y = ir.Permute(b, y, []int{1, 0})
 				}
-				return b.Matmul(xs[0], y)
+				return ir.Matmul(b, xs[0], y)
 			})
 	}
 }
@@ -52,12 +53,12 @@ func TestConvGradients(t *testing.T) {
 	for _, c := range convs {
 		o := c.o
 		gradCheck(t, "conv2d/"+c.name, []input{randIn(r, c.x, 0.2, 2, true), randIn(r, c.w, 0.2, 2, true)},
-			func(b *Backend, xs []backend.Tensor) backend.Tensor { return b.Conv2d(xs[0], xs[1], o) })
+			func(b *Backend, xs []backend.Tensor) backend.Tensor { return ir.Conv2d(b, xs[0], xs[1], o) })
 	}
 	// conv2d of a permuted (non-contiguous) input
 	gradCheck(t, "conv2d/permuted", []input{randIn(r, []int{2, 5, 4, 2}, 0.2, 2, true), randIn(r, []int{2, 2, 2, 2}, 0.2, 2, true)},
 		func(b *Backend, xs []backend.Tensor) backend.Tensor {
-			return b.Conv2d(b.Permute(xs[0], []int{0, 3, 1, 2}), xs[1], opts(1, 2, 1, 0, 1, 1, 1))
+			return ir.Conv2d(b, ir.Permute(b, xs[0], []int{0, 3, 1, 2}), xs[1], opts(1, 2, 1, 0, 1, 1, 1))
 		})
 
 	transposed := []struct {
@@ -76,6 +77,6 @@ func TestConvGradients(t *testing.T) {
 		o := c.o
 		o.OutputPadding = [2]int{c.op0, c.op1}
 		gradCheck(t, "conv_transpose2d/"+c.name, []input{randIn(r, c.x, 0.2, 2, true), randIn(r, c.w, 0.2, 2, true)},
-			func(b *Backend, xs []backend.Tensor) backend.Tensor { return b.ConvTranspose2d(xs[0], xs[1], o) })
+			func(b *Backend, xs []backend.Tensor) backend.Tensor { return ir.ConvTranspose2d(b, xs[0], xs[1], o) })
 	}
 }

@@ -1,23 +1,27 @@
 package autodiff
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu"
+	"github.com/emberml/ember/ir"
 )
 
-// TestMaxPool2dGradients records MaxPool2d over the cpu backend (which
-// implements backend.MaxPool2der; or over the tests' inner backend when it
-// implements it) after a memory-bound op, and checks the
-// gradient against central finite differences (random inputs, ties have
-// probability zero) and the checkpointed gradient against the plain one
-// bit for bit, for overlapping, padded, dilated and strided windows.
+// maxPool2d is ir.KindMaxPool2d of x on e.
+func maxPool2d(e ir.Executor, x backend.Tensor, o backend.PoolOptions) backend.Tensor {
+	return ir.Apply(e, ir.Op{Kind: ir.KindMaxPool2d, Attrs: &ir.Attrs{Pool: o}, In: [3]ir.Tensor{x}})
+}
+
+// TestMaxPool2dGradients records MaxPool2d as one op over the cpu backend
+// (which has a max-pooling kernel; or over the tests' inner backend when it
+// has one) after a memory-bound op, and checks the gradient against central
+// finite differences (random inputs, ties have probability zero) and the
+// checkpointed gradient against the plain one bit for bit, for
+// overlapping, padded, dilated and strided windows.
 func TestMaxPool2dGradients(t *testing.T) {
-	if _, ok := newInner().(backend.MaxPool2der); !ok {
+	if !newInner().Supports(ir.KindMaxPool2d, backend.F64) {
 		saved := newInner
 		newInner = func() backend.Backend { return cpu.New(backend.DeviceID{Type: "cpu"}) }
 		defer func() { newInner = saved }()
@@ -30,62 +34,103 @@ func TestMaxPool2dGradients(t *testing.T) {
 	} {
 		in := randIn(r, []int{2, 2, 5, 6}, 0.5, 1.5, true)
 		gradCheck(t, "max_pool2d", []input{in}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
-			if !b.SupportsMaxPool2d(backend.F64) {
+			if !b.Supports(ir.KindMaxPool2d, backend.F64) {
 				t.Fatal("autodiff over cpu does not support max_pool2d in F64")
 			}
-			return b.MaxPool2d(b.Unary(backend.OpNeg, xs[0]), o)
+			y := maxPool2d(b, ir.Neg(b, xs[0]), o)
+			if n, ok := y.(*tensor); ok && n.node.op.Kind != ir.KindMaxPool2d {
+				t.Fatalf("max_pool2d recorded as %v, want one max_pool2d node", n.node.name())
+			}
+			return y
 		})
 	}
 }
 
-// TestMaxPool2dDelegation checks that Backend offers the max-pool kernels
-// only when its inner backend does, that untracked inputs and NoGrad give
-// untracked outputs, and that MaxPool2dGrad returns the inner kernel's
-// value untracked.
+// TestMaxPool2dComposed checks max pooling over flex, which has no
+// kernel: Supports is false, so ir.Run lowers the op above autodiff and
+// the base ops of the decomposition are recorded; an op given to Exec
+// directly is lowered below autodiff and recorded as one max_pool2d node.
+// Both give the gradient of the kernel path (finite differences, and the
+// tied maxima of a hand-worked case sharing the gradient evenly).
+func TestMaxPool2dComposed(t *testing.T) {
+	b := New(newInner(), false)
+	if b.Supports(ir.KindMaxPool2d, backend.F64) {
+		t.Skip("the tests' inner backend has a max-pooling kernel")
+	}
+	o := backend.PoolOptions{Kernel: [2]int{2, 2}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}}
+	x := b.RequireGrad(b.FromData(f64Data([]int{1, 1, 2, 3}, []float64{1, 4, 2, 4, 0, 3})))
+	composed := maxPool2d(b, x, o)
+	if n := composed.(*tensor).node; n.op.Kind == ir.KindMaxPool2d {
+		t.Error("max_pool2d over flex was recorded as one op, want its decomposition")
+	}
+	op := ir.Op{Kind: ir.KindMaxPool2d, Attrs: &ir.Attrs{Pool: o}, In: [3]ir.Tensor{x}}
+	if err := op.Infer(); err != nil {
+		t.Fatal(err)
+	}
+	direct := b.Exec(op)[0]
+	if n := direct.(*tensor).node; n.op.Kind != ir.KindMaxPool2d {
+		t.Errorf("Exec(max_pool2d) recorded %v, want one max_pool2d node", n.name())
+	}
+	for name, y := range map[string]backend.Tensor{"composed": composed, "exec": direct} {
+		checkVals(t, name+" max_pool2d", values(t, b, y), []float64{4, 4}, 0)
+		gs := b.Backward(y)
+		g, _ := gs.Get(x)
+		checkVals(t, name+" max_pool2d grad", values(t, b.Unwrap(), g), []float64{0, 1.5, 0, 0.5, 0, 0}, 0)
+	}
+	r := rand.New(rand.NewPCG(10, 9))
+	o = backend.PoolOptions{Kernel: [2]int{2, 3}, Stride: [2]int{1, 2}, Padding: [2]int{1, 1}, Dilation: [2]int{2, 1}}
+	gradCheck(t, "max_pool2d/composed", []input{randIn(r, []int{2, 2, 5, 6}, 0.5, 1.5, true)}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
+		return maxPool2d(b, ir.Neg(b, xs[0]), o)
+	})
+}
+
+// TestMaxPool2dDelegation checks that Backend offers the max-pooling kind
+// only for the dtypes its inner backend has a kernel for (and its
+// gradient kind, run untracked, for every dtype), that untracked
+// inputs and NoGrad give untracked outputs, and that MaxPool2dGrad (run
+// untracked even on tracked inputs) returns the inner kernel's value.
 func TestMaxPool2dDelegation(t *testing.T) {
-	if b := New(newInner(), false); b.SupportsMaxPool2d(backend.F32) {
+	if b := New(newInner(), false); b.Supports(ir.KindMaxPool2d, backend.F32) {
 		t.Error("autodiff over flex claims a max_pool2d kernel")
-	} else if err := catch(func() { b.MaxPool2d(b.Full([]int{1, 1, 2, 2}, backend.F32, 1), backend.PoolOptions{}) }); !strings.Contains(err, "SupportsMaxPool2d") {
-		t.Errorf("MaxPool2d without an inner kernel: panic %q", err)
 	}
 	inner := cpu.New(backend.DeviceID{Type: "cpu"})
 	b := New(inner, false)
-	if b.SupportsMaxPool2d(backend.F16) || !b.SupportsMaxPool2d(backend.F32) {
-		t.Error("SupportsMaxPool2d does not follow the inner backend")
+	for _, dt := range []backend.DType{backend.F64, backend.F32, backend.Flex32, backend.F16, backend.BF16} {
+		if b.Supports(ir.KindMaxPool2d, dt) != inner.Supports(ir.KindMaxPool2d, dt) {
+			t.Errorf("Supports(max_pool2d, %v) = %v, the inner backend's is %v", dt, b.Supports(ir.KindMaxPool2d, dt), inner.Supports(ir.KindMaxPool2d, dt))
+		}
+		// The gradient kind is run untracked, lowered below autodiff
+		// where the inner backend has no kernel.
+		if !b.Supports(ir.KindMaxPool2dGrad, dt) {
+			t.Errorf("Supports(max_pool2d_grad, %v) = false", dt)
+		}
+	}
+	if !b.Supports(ir.KindMaxPool2d, backend.F32) {
+		t.Error("autodiff over cpu does not offer max_pool2d in F32")
 	}
 	o := backend.PoolOptions{Kernel: [2]int{2, 2}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}}
 	data := f64Data([]int{1, 1, 2, 3}, []float64{1, 4, 2, 4, 0, 3})
 	x := b.FromData(data)
-	if b.IsTracked(b.MaxPool2d(x, o)) {
+	if b.IsTracked(maxPool2d(b, x, o)) {
 		t.Error("pooling an untracked input is tracked")
 	}
 	xg := b.RequireGrad(x)
 	NoGrad(func() {
-		if b.IsTracked(b.MaxPool2d(xg, o)) {
+		if b.IsTracked(maxPool2d(b, xg, o)) {
 			t.Error("pooling under NoGrad is tracked")
 		}
 	})
-	y := b.MaxPool2d(xg, o)
+	y := maxPool2d(b, xg, o)
 	checkVals(t, "max_pool2d", values(t, inner, b.Primal(y)), []float64{4, 4}, 0)
 	// Windows {1, 4, 4, 0} and {4, 2, 0, 3}: the tied 4s share the first
 	// window's gradient, the second 4 also takes all of the second's.
 	gs := b.Backward(y)
 	g, _ := gs.Get(xg)
 	checkVals(t, "max_pool2d grad", values(t, inner, g), []float64{0, 1.5, 0, 0.5, 0, 0}, 0)
-	direct := b.MaxPool2dGrad(xg, y, b.Full([]int{1, 1, 1, 2}, backend.F64, 1), o)
+	ones := ir.Full(b, []int{1, 1, 1, 2}, backend.F64, 1)
+	direct := ir.Apply(b, ir.Op{Kind: ir.KindMaxPool2dGrad, Attrs: &ir.Attrs{Pool: o}, In: [3]ir.Tensor{xg, y, ones}})
 	if b.IsTracked(direct) {
 		t.Error("MaxPool2dGrad result is tracked")
 	}
 	checkVals(t, "MaxPool2dGrad", values(t, inner, b.Primal(direct)), []float64{0, 1.5, 0, 0.5, 0, 0}, 0)
-}
-
-// catch runs f and returns its panic value printed ("" for none).
-func catch(f func()) (msg string) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg = fmt.Sprint(r)
-		}
-	}()
-	f()
-	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // TestRecomputeCacheReleased runs Backward with checkpointing on a chain
@@ -32,21 +33,21 @@ func TestRecomputeCacheReleased(t *testing.T) {
 		for k := range links {
 			switch k % 3 {
 			case 0:
-				h = b.Unary(backend.OpNeg, h)
+				h = ir.Unary(b, backend.OpNeg, h)
 			case 1:
-				h = b.Binary(backend.OpAdd, h, b.Full([]int{}, backend.F64, 0.01*float64(k)))
+				h = ir.Binary(b, backend.OpAdd, h, ir.Full(b, []int{}, backend.F64, 0.01*float64(k)))
 			default:
 				if len(h.Shape()) == 2 {
-					h = b.Reshape(h, []int{12})
+					h = ir.Reshape(b, h, []int{12})
 				} else {
-					h = b.Reshape(h, []int{3, 4})
+					h = ir.Reshape(b, h, []int{3, 4})
 				}
 			}
 			if k == links/2 {
 				mid = h
 			}
 		}
-		y := b.Unary(backend.OpExp, b.Reshape(h, []int{3, 4}))
+		y := ir.Unary(b, backend.OpExp, ir.Reshape(b, h, []int{3, 4}))
 		gs := b.Backward(y)
 		g, ok := gs.Get(x)
 		gm, okm := gs.Get(mid)
@@ -68,13 +69,13 @@ func TestRecomputeCacheReleased(t *testing.T) {
 			for i, v := range x0 {
 				want[i] = s * math.Exp(s*v+c)
 			}
-			for i, v := range values(t, b.Inner(), g) {
+			for i, v := range values(t, b.Unwrap(), g) {
 				if math.Abs(v-want[i]) > 1e-12*math.Abs(want[i]) {
 					t.Errorf("dy/dx[%d] = %.17g, want %.17g", i, v, want[i])
 				}
 			}
 		}
-		return rawBytes(t, b.Inner(), g), rawBytes(t, b.Inner(), gm), b.stats
+		return rawBytes(t, b.Unwrap(), g), rawBytes(t, b.Unwrap(), gm), b.stats
 	}
 	gx, gm, _ := run(false)
 	gxc, gmc, st := run(true)
@@ -118,7 +119,7 @@ func TestRecomputeCacheLayers(t *testing.T) {
 		for k := range layers {
 			w, bias := b.RequireGrad(b.FromData(wd[k])), b.RequireGrad(b.FromData(bd[k]))
 			params = append(params, w, bias)
-			h = b.Unary(backend.OpTanh, b.Binary(backend.OpAdd, b.Matmul(h, w), bias))
+			h = ir.Unary(b, backend.OpTanh, ir.Binary(b, backend.OpAdd, ir.Matmul(b, h, w), bias))
 		}
 		gs := b.Backward(scalarLoss(b, h, 3))
 		out := make([][]byte, len(params))
@@ -127,7 +128,7 @@ func TestRecomputeCacheLayers(t *testing.T) {
 			if !ok {
 				t.Fatalf("checkpointing=%v: no gradient for parameter %d", ckpt, i)
 			}
-			out[i] = rawBytes(t, b.Inner(), g)
+			out[i] = rawBytes(t, b.Unwrap(), g)
 		}
 		return out, b.stats
 	}

@@ -1,80 +1,97 @@
 package autodiff
 
 import (
-	"github.com/emberml/ember/backend"
 	"slices"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
-// Reduce reduces x along axis and records the gradient:
-//   - Sum: the output gradient broadcast back along axis;
+func init() {
+	register(ir.KindReduce, rule{saves: reduceSaves, backward: reduceBackward})
+	// The extremum gradient appears only in backward functions.
+	nondifferentiable(ir.KindExtremumGrad)
+}
+
+// reduceSaves: Prod reads the input, Max and Min the input and the
+// output, Sum nothing (ArgMax and ArgMin return I64 and are never
+// tracked).
+func reduceSaves(op *ir.Op, _ uint64) (uint64, uint8) {
+	switch ir.ReduceOp(op.Sub) {
+	case ir.ReduceProd:
+		return 1, 0
+	case ir.ReduceMax, ir.ReduceMin:
+		return 1, 1
+	}
+	return 0, 0
+}
+
+// reduceBackward is the gradient of a reduction along op.Axis:
+//   - Sum: the output gradient broadcast back along the axis;
 //   - Prod: the product of the other elements along the axis, computed
 //     without dividing by zero: where a lane has no zero it is prod/x; where
 //     it has exactly one zero, the zero element gets the product of the
 //     non-zero elements and the others 0; with two or more zeros all
 //     gradients are 0 (exact, as PyTorch's prod_backward);
 //   - Max/Min: split evenly among the elements equal to the result (ties
-//     share the gradient, PyTorch's amax/amin convention);
-//   - ArgMax/ArgMin return I64 and are never tracked.
-func (b *Backend) Reduce(rop backend.ReduceOp, x backend.Tensor, axis int, keepDim bool) backend.Tensor {
-	o := op{prim: PrimReduce, fwd: func(in []backend.Tensor) backend.Tensor { return b.inner.Reduce(rop, in[0], axis, keepDim) }}
-	switch rop {
-	case backend.ReduceProd:
-		o.needIn = 1
-	case backend.ReduceMax, backend.ReduceMin:
-		o.needIn, o.needOut = 1, true
+//     share the gradient, PyTorch's amax/amin convention), with
+//     ir.KindExtremumGrad.
+func reduceBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
+	e, g := s.e, gs[0]
+	op := s.op()
+	axis := op.Axis
+	shape := s.inShape(0)
+	ks := keepDimShape(shape, axis)
+	if !slices.Equal(g.Shape(), ks) {
+		g = ir.Reshape(e, g, ks)
 	}
-	o.bwd = func(s *state, g backend.Tensor) []backend.Tensor {
-		shape := s.inShape(0)
-		ks := keepDimShape(shape, axis)
-		if !slices.Equal(g.Shape(), ks) {
-			g = b.inner.Reshape(g, ks)
-		}
-		var gx backend.Tensor
-		switch rop {
-		case backend.ReduceSum:
-			gx = b.inner.Expand(g, shape)
-		case backend.ReduceProd:
-			gx = b.mul(g, b.prodFactor(s.in(0), axis))
-		case backend.ReduceMax, backend.ReduceMin:
-			gx = b.tieGrad(s.in(0), s.out(), g, axis)
-		}
-		return []backend.Tensor{gx}
+	switch ir.ReduceOp(op.Sub) {
+	case ir.ReduceSum:
+		dx[0] = ir.Expand(e, g, shape)
+	case ir.ReduceProd:
+		dx[0] = ir.Mul(e, g, prodFactor(e, s.in(0), axis))
+	case ir.ReduceMax, ir.ReduceMin:
+		dx[0] = tieGrad(e, s.in(0), s.out(0), g, axis)
 	}
-	return b.record(o, x)
 }
 
 // prodFactor returns d prod(x, axis) / d x (x's shape), exact for any
 // number of zeros in a lane.
-func (b *Backend) prodFactor(x backend.Tensor, axis int) backend.Tensor {
-	in := b.inner
+func prodFactor(e ir.Executor, x backend.Tensor, axis int) backend.Tensor {
 	dt := x.DType()
-	z := b.cmpS(backend.OpEq, x, 0)
-	xs := in.Where(z, b.scalar(dt, 1), x)               // zeros replaced by 1
-	pn := in.Reduce(backend.ReduceProd, xs, axis, true) // product of the non-zero elements
-	cnt := in.Reduce(backend.ReduceSum, in.Cast(z, dt), axis, true)
-	zeroElem := b.whereS(b.cmpS(backend.OpEq, cnt, 1), pn, 0)             // keep-dim shape
-	otherElem := b.whereS(b.cmpS(backend.OpEq, cnt, 0), b.div(pn, xs), 0) // x's shape
-	f := in.Where(z, zeroElem, otherElem)
+	z := ir.CompareScalar(e, ir.OpEq, x, 0)
+	xs := ir.Where(e, z, ir.Scalar(e, dt, 1), x)      // zeros replaced by 1
+	pn := ir.Reduce(e, ir.ReduceProd, xs, axis, true) // product of the non-zero elements
+	cnt := ir.Reduce(e, ir.ReduceSum, ir.Cast(e, z, dt), axis, true)
+	zeroElem := whereS(e, ir.CompareScalar(e, ir.OpEq, cnt, 1), pn, 0)                 // keep-dim shape
+	otherElem := whereS(e, ir.CompareScalar(e, ir.OpEq, cnt, 0), ir.Div(e, pn, xs), 0) // x's shape
+	f := ir.Where(e, z, zeroElem, otherElem)
 	if !slices.Equal(f.Shape(), x.Shape()) {
-		f = in.Expand(f, x.Shape())
+		f = ir.Expand(e, f, x.Shape())
 	}
 	return f
 }
 
+// whereS selects x where cond holds, else the constant v.
+func whereS(e ir.Executor, cond, x backend.Tensor, v float64) backend.Tensor {
+	return ir.Where(e, cond, x, ir.Scalar(e, x.DType(), v))
+}
+
 // tieGrad spreads g (keep-dim shape) evenly over the elements of x equal
-// to the reduction's result y along axis: the inner backend's ExtremumGrad
-// when it implements backend.ExtremumGrader, else composed from Eq, Cast,
-// Sum, Div and Mul.
-func (b *Backend) tieGrad(x, y, g backend.Tensor, axis int) backend.Tensor {
-	in := b.inner
+// to the reduction's result y along axis: ir.KindExtremumGrad, the inner
+// backend's kernel where it has one, else its decomposition (Eq, Cast,
+// Sum, Div and Mul).
+func tieGrad(e ir.Executor, x, y, g backend.Tensor, axis int) backend.Tensor {
 	ks := g.Shape()
 	if !slices.Equal(y.Shape(), ks) {
-		y = in.Reshape(y, ks)
+		y = ir.Reshape(e, y, ks)
 	}
-	if eg, ok := in.(backend.ExtremumGrader); ok {
-		return eg.ExtremumGrad(x, y, g, axis)
-	}
-	mask := in.Cast(in.Binary(backend.OpEq, x, y), x.DType())
-	cnt := in.Reduce(backend.ReduceSum, mask, axis, true)
-	return b.mul(b.div(g, cnt), mask)
+	return ir.Apply(e, ir.Op{Kind: ir.KindExtremumGrad, Axis: axis, In: [3]ir.Tensor{x, y, g}})
+}
+
+// keepDimShape is shape with axis kept as size 1 (a copy).
+func keepDimShape(shape []int, axis int) []int {
+	s := slices.Clone(shape)
+	s[axis] = 1
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 func TestReduceGradients(t *testing.T) {
@@ -16,8 +17,8 @@ func TestReduceGradients(t *testing.T) {
 				op, axis, keep := op, axis, keep
 				gradCheck(t, op.String(), []input{in}, func(b *Backend, xs []backend.Tensor) backend.Tensor {
 					// reduce a permuted (non-contiguous) view
-					x := b.Permute(xs[0], []int{0, 2, 1})
-					return b.Reduce(op, x, axis, keep)
+					x := ir.Permute(b, xs[0], []int{0, 2, 1})
+					return ir.Reduce(b, op, x, axis, keep)
 				})
 			}
 		}
@@ -33,9 +34,9 @@ func TestReduceProdZeros(t *testing.T) {
 		0, 5, 0, // two zeros: grad 0
 		1, 2, 4, // none: [8, 4, 2]
 	})))
-	gs := b.Backward(b.Reduce(backend.ReduceProd, x, 1, false))
+	gs := b.Backward(ir.Reduce(b, backend.ReduceProd, x, 1, false))
 	g, _ := gs.Get(x)
-	checkVals(t, "prod grad", values(t, b.Inner(), g), []float64{0, 6, 0, 0, 0, 0, 8, 4, 2}, 1e-15)
+	checkVals(t, "prod grad", values(t, b.Unwrap(), g), []float64{0, 6, 0, 0, 0, 0, 8, 4, 2}, 1e-15)
 }
 
 // TestReduceMaxTies checks that tied maxima and minima share the gradient
@@ -44,24 +45,24 @@ func TestReduceMaxTies(t *testing.T) {
 	for _, ckpt := range []bool{false, true} {
 		b := New(newInner(), ckpt)
 		x := b.RequireGrad(b.FromData(f64Data([]int{2, 3}, []float64{1, 3, 3, 2, 2, 2})))
-		mx := b.Reduce(backend.ReduceMax, x, 1, false)
-		mn := b.Reduce(backend.ReduceMin, x, 1, true)
+		mx := ir.Reduce(b, backend.ReduceMax, x, 1, false)
+		mn := ir.Reduce(b, backend.ReduceMin, x, 1, true)
 		w := b.FromData(f64Data([]int{2, 1}, []float64{10, 100}))
-		loss := b.Binary(backend.OpAdd, mx, b.Reshape(b.Binary(backend.OpMul, mn, w), []int{2}))
+		loss := ir.Binary(b, backend.OpAdd, mx, ir.Reshape(b, ir.Binary(b, backend.OpMul, mn, w), []int{2}))
 		gs := b.Backward(loss)
 		g, _ := gs.Get(x)
 		// row 0: max 3 tied twice (0.5 each), min 1 alone (10);
 		// row 1: all equal: max 1/3 each, min 100/3 each.
 		third := 1.0 / 3
 		want := []float64{10, 0.5, 0.5, third + 100*third, third + 100*third, third + 100*third}
-		checkVals(t, "max/min ties", values(t, b.Inner(), g), want, 1e-12)
+		checkVals(t, "max/min ties", values(t, b.Unwrap(), g), want, 1e-12)
 	}
 }
 
 func TestArgMaxUntracked(t *testing.T) {
 	b := New(newInner(), false)
 	x := b.RequireGrad(b.FromData(f64Data([]int{2, 3}, []float64{1, 3, 2, 5, 4, 6})))
-	if b.IsTracked(b.Reduce(backend.ReduceArgMax, x, 1, false)) {
+	if b.IsTracked(ir.Reduce(b, backend.ReduceArgMax, x, 1, false)) {
 		t.Error("argmax result is tracked")
 	}
 }

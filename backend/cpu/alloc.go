@@ -22,16 +22,39 @@ import (
 // Size classes are quarter powers of two (a request is rounded up by at
 // most 19 %). Requests below minPooled elements are plain make calls: they
 // are cheap for the Go allocator, and tiny objects may share a memory block,
-// which rules out finalizers. The free lists hold at most maxCached bytes;
-// a buffer that would exceed it is left to the collector.
+// which rules out finalizers. Requests above maxPooled elements, the
+// largest class, are plain make calls too. The free lists hold at most
+// maxCached bytes; a buffer that would exceed it is left to the collector.
+//
+// The recycling needs a finalizer (runtime.SetFinalizer), not a cleanup
+// (runtime.AddCleanup): a cleanup runs once the buffer's memory is about to
+// be freed and cannot hand the buffer back, while a finalizer receives it
+// and may put it on a free list. A cleanup attached to the tensor instead
+// of the buffer would fire while views of the tensor still read the
+// buffer.
 
 const (
 	minPooled = 1 << 10 // elements; smaller requests are not pooled
-	numClass  = 4 * 28  // classes up to 2^37 elements
+	numClass  = 4 * 37  // classes up to 2^37 elements
 )
 
-// classOf returns the size class of n >= minPooled elements and its
-// capacity in elements.
+// maxPooled is the element count of the largest class (an int64, so that
+// the constant also compiles where int has 32 bits).
+const maxPooled int64 = 1 << 37
+
+// pooledClass returns the size class of a request of n elements and its
+// capacity, or false when n is not pooled (below minPooled or above
+// maxPooled).
+func pooledClass(n int) (class, size int, ok bool) {
+	if n < minPooled || int64(n) > maxPooled {
+		return 0, 0, false
+	}
+	class, size = classOf(n)
+	return class, size, true
+}
+
+// classOf returns the size class of minPooled <= n <= maxPooled elements
+// and its capacity in elements.
 func classOf(n int) (int, int) {
 	e := bits.Len(uint(n-1)) - 1 // 2^e < n <= 2^(e+1)
 	if e < 2 {
@@ -93,10 +116,10 @@ func initPool[T float32 | float64](p *pool[T], a *allocator) {
 
 // get returns a buffer of n elements with unspecified contents.
 func (p *pool[T]) get(n int) []T {
-	if n < minPooled || p.a.disabled.Load() {
+	c, size, ok := pooledClass(n)
+	if !ok || p.a.disabled.Load() {
 		return make([]T, n)
 	}
-	c, size := classOf(n)
 	var z T
 	bytes := int64(size) * int64(unsafe.Sizeof(z))
 	buf := p.pop(c)

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 func TestClassOf(t *testing.T) {
@@ -18,6 +19,35 @@ func TestClassOf(t *testing.T) {
 		if c > 0 && classSize(c-1) >= n {
 			t.Fatalf("classOf(%d) = %d, but class %d (%d) fits", n, c, c-1, classSize(c-1))
 		}
+	}
+}
+
+// TestPooledClass checks the bounds of pooling: requests below minPooled
+// and above the largest class (maxPooled elements, 2^37) are not pooled,
+// and the largest class is the last one.
+func TestPooledClass(t *testing.T) {
+	if _, _, ok := pooledClass(minPooled - 1); ok {
+		t.Errorf("%d elements pooled", minPooled-1)
+	}
+	if c, size, ok := pooledClass(minPooled); !ok || size != minPooled || c < 0 {
+		t.Errorf("pooledClass(minPooled) = %d, %d, %v", c, size, ok)
+	}
+	if int64(classSize(numClass-1)) != maxPooled {
+		t.Fatalf("the largest class holds %d elements, want %d", classSize(numClass-1), maxPooled)
+	}
+	big := maxPooled // a variable: int(maxPooled) does not compile where int has 32 bits
+	if int64(int(big)) != big {
+		return // such an int cannot reach the largest class
+	}
+	top := int(big)
+	if c, size, ok := pooledClass(top); !ok || c != numClass-1 || int64(size) != maxPooled {
+		t.Errorf("pooledClass(2^37) = %d, %d, %v; want the last class", c, size, ok)
+	}
+	if c, size, ok := pooledClass(top - 1); !ok || c != numClass-1 || int64(size) != maxPooled {
+		t.Errorf("pooledClass(2^37-1) = %d, %d, %v; want the last class", c, size, ok)
+	}
+	if _, _, ok := pooledClass(top + 1); ok {
+		t.Error("a request above the largest class is pooled")
 	}
 }
 
@@ -61,7 +91,7 @@ func TestAllocatorRecycles(t *testing.T) {
 		}
 	}
 	a := tensorOf(be, randVals(70*70, 1), []int{70, 70}, backend.F32)
-	p := be.Matmul(a, a) // 4900 elements: the recycled class
+	p := ir.Matmul(be, a, a) // 4900 elements: the recycled class
 	want, _ := refMatmul(values(t, be, a), []int{70, 70}, values(t, be, a), []int{70, 70})
 	closeTo(t, "matmul into recycled buffer", values(t, be, p), want, 1e-4)
 	be.MemoryCleanup()

@@ -3,6 +3,7 @@ package cpu
 import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/ir"
 )
 
 func init() {
@@ -29,26 +30,76 @@ func (Driver) Devices() []backend.DeviceID { return []backend.DeviceID{{Type: "c
 // Priority returns Priority.
 func (Driver) Priority() int { return Priority }
 
-// Backend is the cpu backend for one device. It embeds the flex backend,
-// whose kernels and tensors (*flex.Tensor) it shares, and overrides the
-// hot ops: Matmul, Conv2d, ConvTranspose2d, Cat, the float32 elementwise
-// ops and reductions, and implements the optional gradient kernels
-// (backend.Conv2dWeightGrader, backend.SliceScatterer,
-// backend.ExtremumGrader) and max pooling (backend.MaxPool2der). It is safe
-// for concurrent use.
+// SingleDevice reports true: the backend has one device, named "cpu".
+func (Driver) SingleDevice() bool { return true }
+
+// Backend is the cpu backend for one device. It holds a flex backend,
+// whose tensors (host tensors, see backend/internal/host) it shares and
+// whose Exec runs every op its own kernels do not take: its kernel table
+// has the hot base kinds (Matmul, Conv2d, ConvTranspose2d, Cat, the
+// float32 elementwise ops, casts and reductions), which hand an op they
+// decline to flex, and the fast-path kinds MaxPool2d, MaxPool2dGrad,
+// Conv2dWeightGrad, SliceScatter and ExtremumGrad, which lower an op they
+// decline with its decomposition. It is safe for concurrent use.
 type Backend struct {
-	*flex.Backend
+	flex  *flex.Backend
 	alloc *allocator
 }
 
 var _ backend.Backend = (*Backend)(nil)
 
+// kernels is the table Exec dispatches through; each kernel file fills in
+// its kinds from init.
+var kernels backend.Kernels[*Backend]
+
 // New returns a cpu backend identified by id (usually
 // backend.DeviceID{Type: "cpu"}), its random generator seeded with
 // flex.DefaultSeed and its buffer allocator empty.
 func New(id backend.DeviceID) *Backend {
-	return &Backend{Backend: flex.New(id), alloc: newAllocator(DefaultMaxCached)}
+	return &Backend{flex: flex.New(id), alloc: newAllocator(DefaultMaxCached)}
 }
+
+// Supports reports whether Exec runs kind k on operands of dtype dt: the
+// kinds of the backend's own kernels for the dtypes they accept (max
+// pooling for F32, Flex32 and F64; the gradient kernels for float dtypes)
+// and everything flex runs (every base kind, CumSum).
+func (be *Backend) Supports(k ir.Kind, dt backend.DType) bool {
+	return kernels.Supports(k, dt) || be.flex.Supports(k, dt)
+}
+
+// Exec runs op, which has been inferred (see ir.Executor): on the
+// backend's own kernel for its kind, which runs it when the operands'
+// dtypes and layouts suit it, or else on flex.
+func (be *Backend) Exec(op ir.Op) ir.Outputs {
+	if int(op.Kind) < len(kernels) {
+		if run := kernels[op.Kind].Run; run != nil {
+			return run(be, op)
+		}
+	}
+	return be.flex.Exec(op)
+}
+
+// ID identifies the device this backend runs on.
+func (be *Backend) ID() backend.DeviceID { return be.flex.ID() }
+
+// Sync returns nil: every op runs eagerly.
+func (be *Backend) Sync() error { return nil }
+
+// Flush does nothing: no work is queued.
+func (be *Backend) Flush() {}
+
+// Seed re-seeds the random generator (flex's): after Seed(s) the same
+// sequence of Random ops yields the same values.
+func (be *Backend) Seed(seed uint64) { be.flex.Seed(seed) }
+
+// SupportsDType reports true for every valid dtype.
+func (be *Backend) SupportsDType(dt backend.DType) bool { return be.flex.SupportsDType(dt) }
+
+// FromData copies host data into a new contiguous tensor (see flex).
+func (be *Backend) FromData(data *backend.TensorData) backend.Tensor { return be.flex.FromData(data) }
+
+// ToData copies x to the host as contiguous row-major bytes (see flex).
+func (be *Backend) ToData(x backend.Tensor) (*backend.TensorData, error) { return be.flex.ToData(x) }
 
 // f32 returns a float32 buffer of n elements with unspecified contents
 // from the allocator.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 func randTensor(be *Backend, shape []int, seed uint64) backend.Tensor {
@@ -14,7 +15,7 @@ func randTensor(be *Backend, shape []int, seed uint64) backend.Tensor {
 	for i := range v {
 		v[i] = float32(r.NormFloat64())
 	}
-	return be.FromData(backend.FromSlice(v, shape))
+	return be.FromData(ir.FromSlice(v, shape))
 }
 
 func BenchmarkAdd16M(b *testing.B) {
@@ -22,7 +23,7 @@ func BenchmarkAdd16M(b *testing.B) {
 	x, y := randTensor(be, []int{1 << 24}, 1), randTensor(be, []int{1 << 24}, 2)
 	b.SetBytes(3 * 4 << 24)
 	for b.Loop() {
-		be.Binary(backend.OpAdd, x, y)
+		ir.Binary(be, backend.OpAdd, x, y)
 	}
 }
 
@@ -31,7 +32,7 @@ func BenchmarkSum16M(b *testing.B) {
 	x := randTensor(be, []int{1 << 24}, 1)
 	b.SetBytes(4 << 24)
 	for b.Loop() {
-		be.Reduce(backend.ReduceSum, x, 0, false)
+		ir.Reduce(be, backend.ReduceSum, x, 0, false)
 	}
 }
 
@@ -49,7 +50,7 @@ func BenchmarkMatmul(b *testing.B) {
 		x, y := randTensor(be, []int{n, n}, 1), randTensor(be, []int{n, n}, 2)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
-				be.Matmul(x, y)
+				ir.Matmul(be, x, y)
 			}
 			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
@@ -66,16 +67,16 @@ func BenchmarkConv(b *testing.B) {
 			convByImage = byImage
 			defer func() { convByImage = true }()
 			for b.Loop() {
-				be.Conv2d(x, w, o)
+				ir.Conv2d(be, x, w, o)
 			}
 			b.ReportMetric(flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 		b.Run(fmt.Sprintf("transpose/byImage=%v", byImage), func(b *testing.B) {
 			convByImage = byImage
 			defer func() { convByImage = true }()
-			y := be.Conv2d(x, w, o)
+			y := ir.Conv2d(be, x, w, o)
 			for b.Loop() {
-				be.ConvTranspose2d(y, w, o)
+				ir.ConvTranspose2d(be, y, w, o)
 			}
 			b.ReportMetric(flop*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
@@ -87,7 +88,36 @@ func BenchmarkAddStats(b *testing.B) {
 	x, y := randTensor(be, []int{1 << 24}, 1), randTensor(be, []int{1 << 24}, 2)
 	b.SetBytes(3 * 4 << 24)
 	for b.Loop() {
-		be.Binary(backend.OpAdd, x, y)
+		ir.Binary(be, backend.OpAdd, x, y)
 	}
 	b.Logf("hits %d misses %d forced GCs %d", be.alloc.hits.Load(), be.alloc.misses.Load(), be.alloc.forcedGC.Load())
 }
+
+// BenchmarkExecAdd4 times the per-op path of a 4-element F32 Add built
+// with ir.Add (Infer, then Supports and Exec through the kernel table).
+// Its allocations are the result: the tensor (strides included), its
+// storage handle and its data.
+func BenchmarkExecAdd4(b *testing.B) {
+	be := New(backend.DeviceID{Type: "cpu"})
+	x, y := randTensor(be, []int{4}, 1), randTensor(be, []int{4}, 2)
+	b.ReportAllocs()
+	for b.Loop() {
+		ir.Add(be, x, y)
+	}
+}
+
+// BenchmarkGoAdd4 is the plain Go allocate-and-add that BenchmarkExecAdd4
+// is measured against.
+func BenchmarkGoAdd4(b *testing.B) {
+	x, y := []float32{1, 2, 3, 4}, []float32{5, 6, 7, 8}
+	b.ReportAllocs()
+	for b.Loop() {
+		out := make([]float32, len(x))
+		for i := range out {
+			out[i] = x[i] + y[i]
+		}
+		sinkF32 = out
+	}
+}
+
+var sinkF32 []float32

@@ -2,24 +2,27 @@ package cpu
 
 import (
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/host"
+	"github.com/emberml/ember/ir"
 )
 
-// Binary applies op elementwise to a and b (equal dtypes, NumPy
-// broadcasting; see backend.BinaryOp). For contiguous F32/Flex32 operands
-// whose broadcast is full, a trailing row, a leading column or a scalar,
-// Add, Sub, Mul, Div, Max, Min (NaN propagates, as Go's max/min) and the
-// comparisons (Bool result) run here in parallel cache-sized chunks into
-// recycled buffers; everything else runs on the flex kernels. Results are
-// bit-identical to flex's.
-func (be *Backend) Binary(op backend.BinaryOp, a, b backend.Tensor) backend.Tensor {
-	x, y := flex.AsTensor(a), flex.AsTensor(b)
-	if isF32(x.DType()) && (fastArith(op) || op.IsComparison()) {
-		if out := be.binaryF32(op, x, y); out != nil {
-			return out
+func init() { kernels.Set(ir.KindBinary, (*Backend).binary, nil) }
+
+// binary applies op.Sub elementwise to In[0] and In[1] (equal dtypes,
+// NumPy broadcasting to op.Shape; see ir.BinaryOp). For contiguous
+// F32/Flex32 operands whose broadcast is full, a trailing row, a leading
+// column, a middle block or a scalar, Add, Sub, Mul, Div, Max, Min (NaN
+// propagates, as Go's max/min) and the comparisons (Bool result) run here
+// in parallel cache-sized chunks into recycled buffers; everything else
+// runs on flex. Results are bit-identical to flex's.
+func (be *Backend) binary(op ir.Op) ir.Outputs {
+	bop := ir.BinaryOp(op.Sub)
+	if isF32(op.In[0].DType()) && (fastArith(bop) || bop.IsComparison()) {
+		if out := be.binaryF32(&op, bop); out != nil {
+			return ir.One(out)
 		}
 	}
-	return be.Backend.Binary(op, a, b)
+	return be.flex.Exec(op)
 }
 
 // fastArith reports whether op has a float32 fast path.
@@ -31,51 +34,66 @@ func fastArith(op backend.BinaryOp) bool {
 	return false
 }
 
-// broadcastShape is NumPy's broadcast of two valid shapes.
-func broadcastShape(a, b []int) []int {
-	r := max(len(a), len(b))
-	out := make([]int, r)
-	for i := range out {
-		da, db := 1, 1
-		if j := i - (r - len(a)); j >= 0 {
-			da = a[j]
-		}
-		if j := i - (r - len(b)); j >= 0 {
-			db = b[j]
-		}
-		out[i] = max(da, db)
-		if da == 0 || db == 0 {
-			out[i] = 0
-		}
-	}
-	return out
-}
-
 // binaryF32 is the fast path, or nil when the operands' layouts do not fit.
-func (be *Backend) binaryF32(op backend.BinaryOp, x, y *flex.Tensor) backend.Tensor {
-	xd, ok1 := x.ContiguousFloat32()
-	yd, ok2 := y.ContiguousFloat32()
+func (be *Backend) binaryF32(op *ir.Op, bop ir.BinaryOp) ir.Tensor {
+	x, ok1 := host.Float32(op.In[0])
+	y, ok2 := host.Float32(op.In[1])
 	if !ok1 || !ok2 {
 		return nil
 	}
-	shape := broadcastShape(x.Shape(), y.Shape())
+	xd, ok1 := x.Contiguous()
+	yd, ok2 := y.Contiguous()
+	if !ok1 || !ok2 {
+		return nil
+	}
+	shape := op.Shape
 	n := numel(shape)
 	if n == 0 {
 		return nil
 	}
-	va, ok1 := classify(xd, x.Shape(), shape)
-	vb, ok2 := classify(yd, y.Shape(), shape)
+	if len(xd) == n && len(yd) == n && n < serialElems && !bop.IsComparison() {
+		// equal shapes, small: one run, no broadcast to classify
+		out := be.f32(n)
+		if bop == backend.OpAdd {
+			addF32(out, xd, yd, n)
+		} else {
+			binVV(bop, out, xd, yd)
+		}
+		return host.NewFloat32(op.DType, shape, out)
+	}
+	va, ok1 := classify(xd, x.Shape, shape)
+	vb, ok2 := classify(yd, y.Shape, shape)
 	if !ok1 || !ok2 {
 		return nil
 	}
-	if op.IsComparison() {
+	if bop.IsComparison() {
 		out := make([]bool, n)
-		forChunks(n, func(lo, hi int) { compareRange(op, out, &va, &vb, lo, hi) })
-		return flex.NewBool(shape, out)
+		if n < serialElems {
+			compareRange(bop, out, &va, &vb, 0, n)
+		} else {
+			compareChunks(bop, out, va, vb)
+		}
+		return host.NewBool(shape, out)
 	}
 	out := be.f32(n)
-	forChunks(n, func(lo, hi int) { binaryRange(op, out, &va, &vb, lo, hi) })
-	return flex.NewFloat32(x.DType(), shape, out)
+	if n < serialElems {
+		binaryRange(bop, out, &va, &vb, 0, n)
+	} else {
+		binaryChunks(bop, out, va, vb)
+	}
+	return host.NewFloat32(op.DType, shape, out)
+}
+
+// binaryChunks runs binaryRange over all of out in parallel chunks (a
+// function of its own, so that the closure's captures are allocated only
+// for outputs this large).
+func binaryChunks(op backend.BinaryOp, out []float32, a, b bview[float32]) {
+	forChunks(len(out), func(lo, hi int) { binaryRange(op, out, &a, &b, lo, hi) })
+}
+
+// compareChunks is binaryChunks for the comparisons.
+func compareChunks(op backend.BinaryOp, out []bool, a, b bview[float32]) {
+	forChunks(len(out), func(lo, hi int) { compareRange(op, out, &a, &b, lo, hi) })
 }
 
 // binaryRange computes output elements [lo, hi) run by run.

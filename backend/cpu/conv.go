@@ -6,47 +6,49 @@ import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
-	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/host"
 	"github.com/emberml/ember/backend/internal/unfold"
+	"github.com/emberml/ember/ir"
 )
 
-// Conv2d convolves x [N, Cin, H, W] with w [Cout, Cin/groups, kH, kW]
-// (PyTorch's conv2d: a cross-correlation with zero padding, no bias),
-// giving [N, Cout, Ho, Wo] with Ho = (H + 2·pad − dilation·(kH−1) − 1)/stride + 1
-// (likewise Wo). F32, Flex32 and F64 run im2col and the SIMD GEMM per
-// image and group; F16 and BF16 compute in float32 and round once (as
-// flex); integer and Bool convolutions run on flex.
-func (be *Backend) Conv2d(x, w backend.Tensor, opts backend.ConvOptions) backend.Tensor {
-	return be.convolve(flex.AsTensor(x), flex.AsTensor(w), opts, false)
+func init() {
+	kernels.Set(ir.KindConv2d, (*Backend).conv2d, nil)
+	kernels.Set(ir.KindConvTranspose2d, (*Backend).convTranspose2d, nil)
 }
 
-// ConvTranspose2d is the adjoint of Conv2d with the same options
+// conv2d convolves In[0] x [N, Cin, H, W] with In[1] w [Cout, Cin/groups,
+// kH, kW] under op.Attrs.Conv (PyTorch's conv2d: a cross-correlation with
+// zero padding, no bias), giving op.Shape [N, Cout, Ho, Wo]. F32, Flex32
+// and F64 run im2col and the SIMD GEMM per image and group; F16 and BF16
+// compute in float32 and round once (as flex); integer and Bool
+// convolutions run on flex.
+func (be *Backend) conv2d(op ir.Op) ir.Outputs { return be.convolve(op, false) }
+
+// convTranspose2d is the adjoint of conv2d with the same options
 // (PyTorch's conv_transpose2d, no bias): x [N, Cin, H, W] and
-// w [Cin, Cout/groups, kH, kW] give [N, Cout, Ho, Wo] with
-// Ho = (H−1)·stride − 2·pad + dilation·(kH−1) + outputPadding + 1. Each
-// image and group is one GEMM (Wᵀ·x) followed by a col2im scatter. Dtypes
-// are handled as in Conv2d.
-func (be *Backend) ConvTranspose2d(x, w backend.Tensor, opts backend.ConvOptions) backend.Tensor {
-	return be.convolve(flex.AsTensor(x), flex.AsTensor(w), opts, true)
-}
+// w [Cin, Cout/groups, kH, kW] give op.Shape [N, Cout, Ho, Wo]. Each image
+// and group is one GEMM (Wᵀ·x) followed by a col2im scatter. Dtypes are
+// handled as in conv2d.
+func (be *Backend) convTranspose2d(op ir.Op) ir.Outputs { return be.convolve(op, true) }
 
-func (be *Backend) convolve(x, w *flex.Tensor, o backend.ConvOptions, transpose bool) backend.Tensor {
-	o = o.WithDefaults()
+func (be *Backend) convolve(op ir.Op, transpose bool) ir.Outputs {
+	x, w, o := op.In[0], op.In[1], op.Attrs.Conv
 	switch dt := x.DType(); dt {
 	case backend.F32, backend.Flex32:
-		return convT(x, w, o, transpose, be.f32, &scratchF32, gemm.Sgemm, newF32(dt))
+		if out := convT(x, w, o, dt, op.Shape, transpose, be.f32, &scratchF32, gemm.Sgemm); out != nil {
+			return ir.One(out)
+		}
 	case backend.F64:
-		return convT(x, w, o, transpose, be.f64, &scratchF64, gemm.Dgemm, flex.NewFloat64)
+		if out := convT(x, w, o, dt, op.Shape, transpose, be.f64, &scratchF64, gemm.Dgemm); out != nil {
+			return ir.One(out)
+		}
 	case backend.F16, backend.BF16:
-		xf := be.Backend.Cast(x, backend.F32).(*flex.Tensor)
-		wf := be.Backend.Cast(w, backend.F32).(*flex.Tensor)
-		out := convT(xf, wf, o, transpose, be.f32, &scratchF32, gemm.Sgemm, newF32(backend.F32))
-		return be.Backend.Cast(out, dt)
+		xf, wf := ir.Cast(be.flex, x, backend.F32), ir.Cast(be.flex, w, backend.F32)
+		if out := convT(xf, wf, o, backend.F32, op.Shape, transpose, be.f32, &scratchF32, gemm.Sgemm); out != nil {
+			return ir.One(ir.Cast(be.flex, out, dt))
+		}
 	}
-	if transpose {
-		return be.Backend.ConvTranspose2d(x, w, o)
-	}
-	return be.Backend.Conv2d(x, w, o)
+	return be.flex.Exec(op)
 }
 
 // Column-matrix scratch buffers, reused across calls.
@@ -63,32 +65,14 @@ func getScratch[T float32 | float64](p *sync.Pool, n int) *[]T {
 	return &s
 }
 
-// convShape returns the output shape of a convolution.
-func convShape(xs, ws []int, o backend.ConvOptions, transpose bool) [4]int {
-	out := [4]int{xs[0], ws[0], 0, 0}
-	if transpose {
-		out[1] = ws[1] * o.Groups
-	}
-	for i := range 2 {
-		k := o.Dilation[i]*(ws[2+i]-1) + 1
-		if transpose {
-			out[2+i] = (xs[2+i]-1)*o.Stride[i] - 2*o.Padding[i] + k + o.OutputPadding[i]
-		} else {
-			out[2+i] = (xs[2+i]+2*o.Padding[i]-k)/o.Stride[i] + 1
-		}
-	}
-	return out
-}
-
-// dense returns t's elements in row-major order: its storage when
+// dense returns the elements of t in row-major order: its storage when
 // contiguous, else a copy.
-func dense[T float32 | float64](t *flex.Tensor, alloc func(int) []T) []T {
-	if d, ok := contiguous[T](t); ok {
+func dense[T float](t host.View[T], alloc func(int) []T) []T {
+	if d, ok := t.Contiguous(); ok {
 		return d
 	}
-	d, st, off := strided[T](t)
-	c := alloc(numel(t.Shape()))
-	gather(c, d, t.Shape(), st, off)
+	c := alloc(numel(t.Shape))
+	gather(c, t.Data, t.Shape, t.Strides, t.Offset)
 	return c
 }
 
@@ -98,14 +82,21 @@ func dense[T float32 | float64](t *flex.Tensor, alloc func(int) []T) []T {
 // Batches smaller than the worker count always split inside the GEMM.
 var convByImage = true
 
-func convT[T float32 | float64](x, w *flex.Tensor, o backend.ConvOptions, transpose bool,
-	alloc func(int) []T, scratch *sync.Pool, mm gemmFunc[T], wrap func([]int, []T) *flex.Tensor) *flex.Tensor {
-	xs, ws := x.Shape(), w.Shape()
-	os := convShape(xs, ws, o, transpose)
-	total := numel(os[:])
+// convT is the float kernel of convolve with output dtype dt and shape
+// shape, or nil when an operand is not a host tensor of element type T.
+func convT[T float](xt, wt ir.Tensor, o backend.ConvOptions, dt ir.DType, shape []int, transpose bool,
+	alloc func(int) []T, scratch *sync.Pool, mm gemmFunc[T]) ir.Tensor {
+	x, ok1 := view[T](xt)
+	w, ok2 := view[T](wt)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	xs, ws := x.Shape, w.Shape
+	os := [4]int(shape)
+	total := numel(shape)
 	out := alloc(total)
 	if total == 0 {
-		return wrap(os[:], out)
+		return wrap(dt, shape, out)
 	}
 	xd, wd := dense(x, alloc), dense(w, alloc)
 	n, cin, h, wid := xs[0], xs[1], xs[2], xs[3]
@@ -200,5 +191,5 @@ func convT[T float32 | float64](x, w *flex.Tensor, o backend.ConvOptions, transp
 	} else {
 		run(0, n)
 	}
-	return wrap(os[:], out)
+	return wrap(dt, shape, out)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // refConv is the direct float64 loop of conv2d (transpose false) or
@@ -95,9 +96,9 @@ func TestConvAgainstReference(t *testing.T) {
 					x, w := tensorOf(be, xv, c.x[:], dt), tensorOf(be, wv, ws[:], dt)
 					var got backend.Tensor
 					if transpose {
-						got = be.ConvTranspose2d(x, w, c.o)
+						got = ir.ConvTranspose2d(be, x, w, c.o)
 					} else {
-						got = be.Conv2d(x, w, c.o)
+						got = ir.Conv2d(be, x, w, c.o)
 					}
 					if fmt.Sprint(got.Shape()) != fmt.Sprint(os[:]) {
 						t.Fatalf("shape %v, want %v", got.Shape(), os)
@@ -119,11 +120,11 @@ func TestConvAgainstReference(t *testing.T) {
 func TestConvPermutedInput(t *testing.T) {
 	be := newTestBackend()
 	xv := randVals(3*2*6*6, 1)
-	x := be.Permute(tensorOf(be, xv, []int{3, 2, 6, 6}, backend.F32), []int{1, 0, 2, 3}) // [2, 3, 6, 6]
+	x := ir.Permute(be, tensorOf(be, xv, []int{3, 2, 6, 6}, backend.F32), []int{1, 0, 2, 3}) // [2, 3, 6, 6]
 	w := tensorOf(be, randVals(4*3*3*3, 2), []int{4, 3, 3, 3}, backend.F32)
 	o := backend.ConvOptions{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
 	xd := values(t, be, x)
 	os := convShape(x.Shape(), w.Shape(), o, false)
 	want := refConv(xd, [4]int{2, 3, 6, 6}, values(t, be, w), [4]int{4, 3, 3, 3}, o, os, false)
-	closeTo(t, "permuted", values(t, be, be.Conv2d(x, w, o)), want, 1e-5)
+	closeTo(t, "permuted", values(t, be, ir.Conv2d(be, x, w, o)), want, 1e-5)
 }

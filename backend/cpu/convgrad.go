@@ -6,41 +6,45 @@ import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
-	"github.com/emberml/ember/backend/flex"
 	"github.com/emberml/ember/backend/internal/unfold"
+	"github.com/emberml/ember/ir"
 )
 
-var _ backend.Conv2dWeightGrader = (*Backend)(nil)
+func init() {
+	kernels.Set(ir.KindConv2dWeightGrad, (*Backend).conv2dWeightGrad, backend.DType.IsFloat)
+}
 
-// Conv2dWeightGrad returns the weight gradient [Cout, Cin/groups, kH, kW]
-// (wShape) of Conv2d(x, w, opts) for the output gradient gradOut
-// [N, Cout, Ho, Wo] (PyTorch's conv2d grad_weight; see
-// backend.Conv2dWeightGrader for the formula). Per group it is one product
+// conv2dWeightGrad returns the weight gradient op.Shape [Cout, Cin/groups,
+// kH, kW] of Conv2d(x, w, op.Attrs.Conv) for x = In[0] and the output
+// gradient In[1] [N, Cout, Ho, Wo] (PyTorch's conv2d grad_weight; see
+// ir.KindConv2dWeightGrad). Per group it is one product
 // gradOut [Cout/groups, N·Ho·Wo] × unfold.Im2col(x)ᵀ [N·Ho·Wo, Cin/groups·kH·kW]:
 // the images are split into fixed contiguous ranges, one per worker, each
 // accumulating into its own partial gradient with GEMMs over batches of
 // images (about gradDepth columns deep), and the partial gradients are then
 // added in worker order, so results are deterministic for a given worker
 // count. F32, Flex32 and F64 compute in their own precision; F16 and BF16
-// (and, outside the contract, other dtypes) compute in float32 or float64
-// and round once.
-func (be *Backend) Conv2dWeightGrad(x, gradOut backend.Tensor, wShape [4]int, opts backend.ConvOptions) backend.Tensor {
-	xt, gt := flex.AsTensor(x), flex.AsTensor(gradOut)
-	o := opts.WithDefaults()
-	switch dt := xt.DType(); dt {
+// compute in float32 and round once. Operands that are not host tensors
+// are lowered with the kind's decomposition.
+func (be *Backend) conv2dWeightGrad(op ir.Op) ir.Outputs {
+	x, g := op.In[0], op.In[1]
+	o, ws := op.Attrs.Conv, [4]int(op.Shape)
+	switch dt := x.DType(); dt {
 	case backend.F32, backend.Flex32:
-		return weightGradT(xt, gt, wShape, o, be.f32, &scratchF32, gemm.Sgemm, newF32(dt))
+		if out := weightGradT(x, g, ws, o, dt, op.Shape, be.f32, &scratchF32, gemm.Sgemm); out != nil {
+			return ir.One(out)
+		}
 	case backend.F64:
-		return weightGradT(xt, gt, wShape, o, be.f64, &scratchF64, gemm.Dgemm, flex.NewFloat64)
+		if out := weightGradT(x, g, ws, o, dt, op.Shape, be.f64, &scratchF64, gemm.Dgemm); out != nil {
+			return ir.One(out)
+		}
 	case backend.F16, backend.BF16:
-		xf := be.Backend.Cast(xt, backend.F32).(*flex.Tensor)
-		gf := be.Backend.Cast(gt, backend.F32).(*flex.Tensor)
-		return be.Backend.Cast(weightGradT(xf, gf, wShape, o, be.f32, &scratchF32, gemm.Sgemm, newF32(backend.F32)), dt)
-	default:
-		xf := be.Backend.Cast(xt, backend.F64).(*flex.Tensor)
-		gf := be.Backend.Cast(gt, backend.F64).(*flex.Tensor)
-		return be.Backend.Cast(weightGradT(xf, gf, wShape, o, be.f64, &scratchF64, gemm.Dgemm, flex.NewFloat64), dt)
+		xf, gf := ir.Cast(be.flex, x, backend.F32), ir.Cast(be.flex, g, backend.F32)
+		if out := weightGradT(xf, gf, ws, o, backend.F32, op.Shape, be.f32, &scratchF32, gemm.Sgemm); out != nil {
+			return ir.One(ir.Cast(be.flex, out, dt))
+		}
 	}
+	return ir.SpecOf(op.Kind).Decompose(op, be)
 }
 
 // gradDepth is the product depth (images × Ho·Wo) a weight-gradient GEMM
@@ -48,9 +52,17 @@ func (be *Backend) Conv2dWeightGrad(x, gradOut backend.Tensor, wShape [4]int, op
 // accumulator tile, small enough that the column matrix stays in L2.
 const gradDepth = 256
 
-func weightGradT[T float32 | float64](x, gy *flex.Tensor, ws [4]int, o backend.ConvOptions,
-	alloc func(int) []T, scratch *sync.Pool, mm gemmFunc[T], wrap func([]int, []T) *flex.Tensor) *flex.Tensor {
-	xs, gs := x.Shape(), gy.Shape()
+// weightGradT is the float kernel of conv2dWeightGrad with output dtype
+// dt and shape shape (ws), or nil when an operand is not a host tensor of
+// element type T.
+func weightGradT[T float](xt, gt ir.Tensor, ws [4]int, o backend.ConvOptions, dt ir.DType, shape []int,
+	alloc func(int) []T, scratch *sync.Pool, mm gemmFunc[T]) ir.Tensor {
+	x, ok1 := view[T](xt)
+	gy, ok2 := view[T](gt)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	xs, gs := x.Shape, gy.Shape
 	n, cin, h, wid := xs[0], xs[1], xs[2], xs[3]
 	cout, ho, wo := gs[1], gs[2], gs[3]
 	groups := o.Groups
@@ -61,11 +73,11 @@ func weightGradT[T float32 | float64](x, gy *flex.Tensor, ws [4]int, o backend.C
 	total := numel(ws[:])
 	out := alloc(total)
 	if total == 0 {
-		return wrap(ws[:], out)
+		return wrap(dt, shape, out)
 	}
 	if n == 0 || ohw == 0 || kk == 0 {
 		clear(out)
-		return wrap(ws[:], out)
+		return wrap(dt, shape, out)
 	}
 	xd, gd := dense(x, alloc), dense(gy, alloc)
 	nb := min(n, max(1, gradDepth/ohw)) // images per GEMM
@@ -117,7 +129,7 @@ func weightGradT[T float32 | float64](x, gy *flex.Tensor, ws [4]int, o backend.C
 	}
 	if tasks == 1 {
 		run(0, n, out)
-		return wrap(ws[:], out)
+		return wrap(dt, shape, out)
 	}
 	parts := make([][]T, tasks)
 	parts[0] = out
@@ -135,5 +147,5 @@ func weightGradT[T float32 | float64](x, gy *flex.Tensor, ws [4]int, o backend.C
 			out[i] += p[i]
 		}
 	}
-	return wrap(ws[:], out)
+	return wrap(dt, shape, out)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // refWeightGrad is the direct float64 loop of conv2d's weight gradient:
@@ -64,13 +65,13 @@ func TestConv2dWeightGradAgainstReference(t *testing.T) {
 		os := convShape(c.x[:], c.w[:], c.o, false)
 		xv, gv := randVals(numel(c.x[:]), uint64(ci)), randVals(numel(os[:]), uint64(ci+50))
 		for _, dt := range []backend.DType{backend.F32, backend.F64, backend.BF16} {
-			xq := backend.FromSlice(xv, c.x[:]).Convert(dt).Convert(backend.F64).Float64s()
-			gq := backend.FromSlice(gv, os[:]).Convert(dt).Convert(backend.F64).Float64s()
+			xq := ir.FromSlice(xv, c.x[:]).Convert(dt).Convert(backend.F64).Float64s()
+			gq := ir.FromSlice(gv, os[:]).Convert(dt).Convert(backend.F64).Float64s()
 			want := refWeightGrad(xq, c.x, gq, os, c.w, c.o)
 			if dt == backend.BF16 {
-				want = backend.FromSlice(want, c.w[:]).Convert(dt).Convert(backend.F64).Float64s()
+				want = ir.FromSlice(want, c.w[:]).Convert(dt).Convert(backend.F64).Float64s()
 			}
-			got := be.Conv2dWeightGrad(tensorOf(be, xv, c.x[:], dt), tensorOf(be, gv, os[:], dt), c.w, c.o)
+			got := conv2dWeightGrad(be, tensorOf(be, xv, c.x[:], dt), tensorOf(be, gv, os[:], dt), c.w, c.o)
 			if s := got.Shape(); len(s) != 4 || [4]int(s) != c.w || got.DType() != dt {
 				t.Fatalf("case %d %v: shape %v dtype %v, want %v", ci, dt, s, got.DType(), c.w)
 			}

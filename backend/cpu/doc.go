@@ -1,9 +1,17 @@
 // Package cpu is Ember's optimized CPU backend. It registers itself as
-// "cpu" (priority 20, above flex) and embeds the portable flex backend
-// (backend/flex), sharing its tensors (*flex.Tensor), so every op it does
-// not accelerate runs on the flex kernels with identical semantics.
+// "cpu" (priority 20, above flex) and is built on the portable flex
+// backend (backend/flex): it shares flex's tensors, which it reads and
+// makes through the host-tensor contract of backend/internal/host, and
+// every op its own kernels do not take runs on flex through flex's Exec,
+// with identical semantics.
 //
-// It overrides the hot ops:
+// Exec dispatches through the backend's own table of kernels indexed by
+// ir.Kind (backend.Kernels), filled in from init by each kernel file.
+// Kernels for base kinds hand an op they decline (another dtype, a layout
+// they do not take) to flex; kernels for fast-path kinds lower it with the
+// kind's decomposition (ir.Spec.Decompose) on this backend. Supports
+// reports the table's kinds for the dtypes they accept, and flex's for the
+// rest. The kernels:
 //
 //   - Matmul in F32/Flex32/F64 on the packed SIMD GEMM of internal/gemm
 //     (AVX-512 or AVX2+FMA assembly, batched, broadcast batch axes,
@@ -13,15 +21,14 @@
 //     gradients of both) as im2col/col2im plus that GEMM, the images of a
 //     batch spread over the workers and small images batched side by side
 //     into one product.
-//   - The optional gradient kernels that backend/autodiff looks for:
-//     Conv2dWeightGrad (backend.Conv2dWeightGrader: one GEMM per group and
-//     image batch, per-worker partial sums added in a fixed order),
-//     SliceScatter (backend.SliceScatterer: the adjoint of Slice, as in a
-//     pooling window's gradient) and ExtremumGrad (backend.ExtremumGrader:
-//     the max/min reduction gradient in one fused pass).
-//   - MaxPool2d and MaxPool2dGrad (backend.MaxPool2der) in F32, Flex32 and
-//     F64: direct loops over the N·C planes, bit-identical to the composed
-//     pooling (strided views, Stack, ReduceMax) and its gradient.
+//   - The gradient kinds that have decompositions in ir:
+//     Conv2dWeightGrad (one GEMM per group and image batch, per-worker
+//     partial sums added in a fixed order), SliceScatter (the adjoint of
+//     Slice, as in a pooling window's gradient) and ExtremumGrad (the
+//     max/min reduction gradient in one fused pass), for the float dtypes.
+//   - MaxPool2d and MaxPool2dGrad in F32, Flex32 and F64: direct loops over
+//     the N·C planes, bit-identical to the decompositions (strided views,
+//     Cat, ReduceMax, and their gradient).
 //   - Float32 elementwise Add, Sub, Mul, Div, Max, Min, the comparisons,
 //     Where, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh and Sigmoid, the
 //     Bool to F32 Cast, and the Sum/Max/Min reductions along the last axis

@@ -7,6 +7,7 @@ import (
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/ir"
 )
 
 // broadcastPairs are operand shapes covering the fast path's modes (full,
@@ -46,8 +47,8 @@ func TestBinaryMatchesFlex(t *testing.T) {
 		}
 		for _, op := range ops {
 			name := fmt.Sprintf("%v %v %v", op, p[0], p[1])
-			got := be.Binary(op, tensorOf(be, av, p[0], backend.F32), tensorOf(be, bv, p[1], backend.F32))
-			want := fl.Binary(op, tensorOf(fl, av, p[0], backend.F32), tensorOf(fl, bv, p[1], backend.F32))
+			got := ir.Binary(be, op, tensorOf(be, av, p[0], backend.F32), tensorOf(be, bv, p[1], backend.F32))
+			want := ir.Binary(fl, op, tensorOf(fl, av, p[0], backend.F32), tensorOf(fl, bv, p[1], backend.F32))
 			sameAsFlex(t, name, be, fl, got, want)
 		}
 	}
@@ -61,8 +62,8 @@ func TestUnaryAndWhereMatchFlex(t *testing.T) {
 		v[2] = -50
 		for _, op := range []backend.UnaryOp{backend.OpNeg, backend.OpAbs, backend.OpExp, backend.OpLog, backend.OpSqrt,
 			backend.OpRsqrt, backend.OpRecip, backend.OpTanh, backend.OpSigmoid, backend.OpSin} {
-			got := be.Unary(op, tensorOf(be, v, []int{n}, backend.Flex32))
-			want := fl.Unary(op, tensorOf(fl, v, []int{n}, backend.Flex32))
+			got := ir.Unary(be, op, tensorOf(be, v, []int{n}, backend.Flex32))
+			want := ir.Unary(fl, op, tensorOf(fl, v, []int{n}, backend.Flex32))
 			sameAsFlex(t, fmt.Sprint(op, n), be, fl, got, want)
 		}
 	}
@@ -71,12 +72,12 @@ func TestUnaryAndWhereMatchFlex(t *testing.T) {
 		cv := randVals(numel(p[0]), uint64(pi))
 		av, bv := randVals(numel(p[1]), 3), randVals(numel(p[0]), 4)
 		mk := func(b backend.Backend) [3]backend.Tensor {
-			c := b.Binary(backend.OpLe, tensorOf(b, cv, p[0], backend.F32), tensorOf(b, []float64{0}, nil, backend.F32))
+			c := ir.Binary(b, backend.OpLe, tensorOf(b, cv, p[0], backend.F32), tensorOf(b, []float64{0}, nil, backend.F32))
 			return [3]backend.Tensor{c, tensorOf(b, av, p[1], backend.F32), tensorOf(b, bv, p[0], backend.F32)}
 		}
 		g, w := mk(be), mk(fl)
-		sameAsFlex(t, fmt.Sprint("where ", p), be, fl, be.Where(g[0], g[1], g[2]), fl.Where(w[0], w[1], w[2]))
-		sameAsFlex(t, fmt.Sprint("where swapped ", p), be, fl, be.Where(g[0], g[2], g[1]), fl.Where(w[0], w[2], w[1]))
+		sameAsFlex(t, fmt.Sprint("where ", p), be, fl, ir.Where(be, g[0], g[1], g[2]), ir.Where(fl, w[0], w[1], w[2]))
+		sameAsFlex(t, fmt.Sprint("where swapped ", p), be, fl, ir.Where(be, g[0], g[2], g[1]), ir.Where(fl, w[0], w[2], w[1]))
 	}
 }
 
@@ -86,7 +87,7 @@ func TestReduceAgainstReference(t *testing.T) {
 	for si, s := range shapes {
 		v := randVals(numel(s), uint64(si))
 		x := tensorOf(be, v, s, backend.F32)
-		f32 := backend.FromSlice(v, s).Convert(backend.F32).Convert(backend.F64).Float64s()
+		f32 := ir.FromSlice(v, s).Convert(backend.F32).Convert(backend.F64).Float64s()
 		r := s[len(s)-1]
 		outer := numel(s) / r
 		sum, mx, mn := make([]float64, outer), make([]float64, outer), make([]float64, outer)
@@ -98,15 +99,15 @@ func TestReduceAgainstReference(t *testing.T) {
 			}
 		}
 		axis := len(s) - 1
-		closeTo(t, fmt.Sprint("sum ", s), values(t, be, be.Reduce(backend.ReduceSum, x, axis, false)), sum, 1e-6)
-		closeTo(t, fmt.Sprint("max ", s), values(t, be, be.Reduce(backend.ReduceMax, x, axis, true)), mx, 0)
-		closeTo(t, fmt.Sprint("min ", s), values(t, be, be.Reduce(backend.ReduceMin, x, axis, false)), mn, 0)
+		closeTo(t, fmt.Sprint("sum ", s), values(t, be, ir.Reduce(be, backend.ReduceSum, x, axis, false)), sum, 1e-6)
+		closeTo(t, fmt.Sprint("max ", s), values(t, be, ir.Reduce(be, backend.ReduceMax, x, axis, true)), mx, 0)
+		closeTo(t, fmt.Sprint("min ", s), values(t, be, ir.Reduce(be, backend.ReduceMin, x, axis, false)), mn, 0)
 		if len(s) == 2 { // column sums (axis 0)
 			col := make([]float64, r)
 			for i, e := range f32 {
 				col[i%r] += e
 			}
-			closeTo(t, fmt.Sprint("colsum ", s), values(t, be, be.Reduce(backend.ReduceSum, x, 0, false)), col, 1e-6)
+			closeTo(t, fmt.Sprint("colsum ", s), values(t, be, ir.Reduce(be, backend.ReduceSum, x, 0, false)), col, 1e-6)
 		}
 	}
 	// NaN propagates through max and min; sums of NaN are NaN.
@@ -114,7 +115,7 @@ func TestReduceAgainstReference(t *testing.T) {
 	v[77777] = math.NaN()
 	x := tensorOf(be, v, []int{1 << 17}, backend.F32)
 	for _, op := range []backend.ReduceOp{backend.ReduceSum, backend.ReduceMax, backend.ReduceMin} {
-		if got := values(t, be, be.Reduce(op, x, 0, false)); !math.IsNaN(got[0]) {
+		if got := values(t, be, ir.Reduce(be, op, x, 0, false)); !math.IsNaN(got[0]) {
 			t.Fatalf("%v with NaN = %v", op, got[0])
 		}
 	}

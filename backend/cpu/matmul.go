@@ -4,54 +4,44 @@ import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
-	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/host"
 	"github.com/emberml/ember/backend/internal/layout"
+	"github.com/emberml/ember/ir"
 )
 
-// Matmul multiplies the last two axes, [..., m, k] x [..., k, n] ->
-// [..., m, n], broadcasting the leading batch axes (PyTorch's matmul for
-// operands of rank >= 2). F32, Flex32 and F64 run the packed SIMD GEMM of
-// internal/gemm: a transposed (column-major) operand is passed as a
-// transposed GEMM operand without copying, other layouts are copied first;
-// a contiguous [..., m, k] times a matrix is one GEMM with all batch rows
-// stacked. F16 and BF16 compute in float32 and round once at the end, as
-// flex does. Integer and Bool products run on flex.
-func (be *Backend) Matmul(a, b backend.Tensor) backend.Tensor {
-	x, y := flex.AsTensor(a), flex.AsTensor(b)
+func init() { kernels.Set(ir.KindMatmul, (*Backend).matmul, nil) }
+
+// matmul multiplies the last two axes of In[0] and In[1], [..., m, k] x
+// [..., k, n] -> op.Shape [..., m, n], broadcasting the leading batch axes
+// (PyTorch's matmul for operands of rank >= 2). F32, Flex32 and F64 run
+// the packed SIMD GEMM of internal/gemm: a transposed (column-major)
+// operand is passed as a transposed GEMM operand without copying, other
+// layouts are copied first; a contiguous [..., m, k] times a matrix is one
+// GEMM with all batch rows stacked. F16 and BF16 compute in float32 and
+// round once at the end, as flex does. Integer and Bool products run on
+// flex.
+func (be *Backend) matmul(op ir.Op) ir.Outputs {
+	x, y := op.In[0], op.In[1]
 	switch dt := x.DType(); dt {
 	case backend.F32, backend.Flex32:
-		return matmulT(be, x, y, be.f32, gemm.Sgemm, newF32(dt))
+		if out := matmulT(x, y, dt, op.Shape, be.f32, gemm.Sgemm); out != nil {
+			return ir.One(out)
+		}
 	case backend.F64:
-		return matmulT(be, x, y, be.f64, gemm.Dgemm, flex.NewFloat64)
+		if out := matmulT(x, y, dt, op.Shape, be.f64, gemm.Dgemm); out != nil {
+			return ir.One(out)
+		}
 	case backend.F16, backend.BF16:
-		xf := be.Backend.Cast(x, backend.F32).(*flex.Tensor)
-		yf := be.Backend.Cast(y, backend.F32).(*flex.Tensor)
-		out := matmulT(be, xf, yf, be.f32, gemm.Sgemm, newF32(backend.F32))
-		return be.Backend.Cast(out, dt)
+		xf, yf := ir.Cast(be.flex, x, backend.F32), ir.Cast(be.flex, y, backend.F32)
+		if out := matmulT(xf, yf, backend.F32, op.Shape, be.f32, gemm.Sgemm); out != nil {
+			return ir.One(ir.Cast(be.flex, out, dt))
+		}
 	}
-	return be.Backend.Matmul(a, b)
-}
-
-// newF32 returns a constructor of float32 tensors of dtype dt.
-func newF32(dt backend.DType) func([]int, []float32) *flex.Tensor {
-	return func(shape []int, data []float32) *flex.Tensor { return flex.NewFloat32(dt, shape, data) }
+	return be.flex.Exec(op)
 }
 
 // gemmFunc is gemm.Sgemm or gemm.Dgemm.
 type gemmFunc[T float32 | float64] func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
-
-// strided returns t's storage, strides and offset for element type T.
-func strided[T float32 | float64](t *flex.Tensor) ([]T, []int, int) {
-	var z T
-	switch any(z).(type) {
-	case float32:
-		d, st, off, _ := t.Float32Strided()
-		return any(d).([]T), st, off
-	default:
-		d, st, off, _ := t.Float64Strided()
-		return any(d).([]T), st, off
-	}
-}
 
 // operand is one GEMM input: storage, batch strides and offset, layout.
 type operand[T float32 | float64] struct {
@@ -64,15 +54,14 @@ type operand[T float32 | float64] struct {
 
 // gemmOperand returns t's GEMM view, copying it into a contiguous buffer
 // when its matrix layout is neither row- nor column-major.
-func gemmOperand[T float32 | float64](t *flex.Tensor, alloc func(int) []T) operand[T] {
-	shape := t.Shape()
+func gemmOperand[T float](t host.View[T], alloc func(int) []T) operand[T] {
+	shape := t.Shape
 	r := len(shape)
-	d, st, off := strided[T](t)
-	if tr, ld, ok := layout.MatrixLayout(shape[r-2], shape[r-1], st[r-2], st[r-1]); ok {
-		return operand[T]{data: d, strides: st, off: off, trans: tr, ld: ld}
+	if tr, ld, ok := layout.MatrixLayout(shape[r-2], shape[r-1], t.Strides[r-2], t.Strides[r-1]); ok {
+		return operand[T]{data: t.Data, strides: t.Strides, off: t.Offset, trans: tr, ld: ld}
 	}
 	c := alloc(numel(shape))
-	gather(c, d, shape, st, off)
+	gather(c, t.Data, shape, t.Strides, t.Offset)
 	cst := layout.RowMajorStrides(shape)
 	return operand[T]{data: c, strides: cst, off: 0, ld: max(shape[r-1], 1)}
 }
@@ -101,28 +90,33 @@ func gather[T any](dst, src []T, shape, st []int, off int) {
 // products run one per worker instead of each using every worker.
 const batchParallelWork = 1 << 20
 
-func matmulT[T float32 | float64](be *Backend, x, y *flex.Tensor, alloc func(int) []T, mm gemmFunc[T], wrap func([]int, []T) *flex.Tensor) *flex.Tensor {
-	xs, ys := x.Shape(), y.Shape()
+// matmulT is the float kernel of matmul with output dtype dt and shape
+// shape, or nil when an operand is not a host tensor of element type T.
+func matmulT[T float](a, b ir.Tensor, dt ir.DType, shape []int, alloc func(int) []T, mm gemmFunc[T]) ir.Tensor {
+	x, ok1 := view[T](a)
+	y, ok2 := view[T](b)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	xs, ys := x.Shape, y.Shape
 	ra, rb := len(xs), len(ys)
 	m, k, n := xs[ra-2], xs[ra-1], ys[rb-1]
 	// [..., m, k] (contiguous) x [k, n]: one GEMM over all stacked rows.
 	if rb == 2 && ra > 2 {
-		if d, ok := contiguous[T](x); ok {
+		if d, ok := x.Contiguous(); ok {
 			rows := numel(xs[:ra-1])
 			yo := gemmOperand(y, alloc)
 			out := alloc(rows * n)
 			mm(false, yo.trans, rows, n, k, 1, d, max(k, 1), yo.data[yo.off:], yo.ld, 0, out, max(n, 1))
-			shape := append(append([]int{}, xs[:ra-1]...), n)
-			return wrap(shape, out)
+			return wrap(dt, shape, out)
 		}
 	}
 	xo, yo := gemmOperand(x, alloc), gemmOperand(y, alloc)
-	batch := broadcastShape(xs[:ra-2], ys[:rb-2])
-	shape := append(append([]int{}, batch...), m, n)
+	batch := shape[:len(shape)-2]
 	nb := numel(batch)
 	out := alloc(nb * m * n)
 	if nb == 0 || m == 0 || n == 0 {
-		return wrap(shape, out)
+		return wrap(dt, shape, out)
 	}
 	xb := bstrides(xs[:ra-2], xo.strides[:ra-2], batch)
 	yb := bstrides(ys[:rb-2], yo.strides[:rb-2], batch)
@@ -144,18 +138,7 @@ func matmulT[T float32 | float64](be *Backend, x, y *flex.Tensor, alloc func(int
 			one(bi)
 		}
 	}
-	return wrap(shape, out)
-}
-
-// contiguous returns t's elements when its layout is contiguous row-major.
-func contiguous[T float32 | float64](t *flex.Tensor) ([]T, bool) {
-	var z T
-	if _, ok := any(z).(float32); ok {
-		d, ok := t.ContiguousFloat32()
-		return any(d).([]T), ok
-	}
-	d, ok := t.ContiguousFloat64()
-	return any(d).([]T), ok
+	return wrap(dt, shape, out)
 }
 
 // bstrides returns the strides that view batch axes (shape, strides) as

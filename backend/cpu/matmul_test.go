@@ -8,6 +8,7 @@ import (
 	"github.com/emberml/ember/backend/internal/layout"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // refMatmul is the float64 triple loop over broadcast batches of
@@ -15,7 +16,7 @@ import (
 func refMatmul(a []float64, as []int, b []float64, bs []int) ([]float64, []int) {
 	ra, rb := len(as), len(bs)
 	m, k, n := as[ra-2], as[ra-1], bs[rb-1]
-	batch := broadcastShape(as[:ra-2], bs[:rb-2])
+	batch := mustBroadcast(as[:ra-2], bs[:rb-2])
 	nb := numel(batch)
 	out := make([]float64, nb*m*n)
 	ab := bstrides(as[:ra-2], layout.RowMajorStrides(as[:ra-2]), batch)
@@ -57,10 +58,10 @@ func TestMatmulAgainstReference(t *testing.T) {
 		for ci, c := range cases {
 			av, bv := randVals(numel(c.a), uint64(ci)), randVals(numel(c.b), uint64(ci+100))
 			// round the inputs to dt so that the reference sees the same values
-			av = backend.FromSlice(av, c.a).Convert(dt).Convert(backend.F64).Float64s()
-			bv = backend.FromSlice(bv, c.b).Convert(dt).Convert(backend.F64).Float64s()
+			av = ir.FromSlice(av, c.a).Convert(dt).Convert(backend.F64).Float64s()
+			bv = ir.FromSlice(bv, c.b).Convert(dt).Convert(backend.F64).Float64s()
 			want, shape := refMatmul(av, c.a, bv, c.b)
-			got := be.Matmul(tensorOf(be, av, c.a, dt), tensorOf(be, bv, c.b, dt))
+			got := ir.Matmul(be, tensorOf(be, av, c.a, dt), tensorOf(be, bv, c.b, dt))
 			if fmt.Sprint(got.Shape()) != fmt.Sprint(shape) || got.DType() != dt {
 				t.Fatalf("%v %v: got %v %v", dt, c, got.Shape(), got.DType())
 			}
@@ -84,25 +85,34 @@ func TestMatmulViews(t *testing.T) {
 	a := tensorOf(be, randVals(2*40*30, 1), []int{2, 40, 30}, backend.F32)
 	b := tensorOf(be, randVals(2*40*20, 2), []int{2, 40, 20}, backend.F32)
 	views := map[string][2]backend.Tensor{
-		"aT":       {be.Permute(a, []int{0, 2, 1}), b}, // [2,30,40] x [2,40,20]
-		"bT":       {be.Permute(b, []int{0, 2, 1}), a}, // [2,20,40] x [2,40,30]
-		"both":     {be.Permute(a, []int{0, 2, 1}), be.Permute(be.Permute(b, []int{0, 2, 1}), []int{0, 2, 1})},
-		"stepped":  {be.Slice(a, []backend.Range{{Start: 0, End: 2, Step: 1}, {Start: 0, End: 40, Step: 2}, {Start: 0, End: 30, Step: 1}}), be.Slice(b, []backend.Range{{Start: 0, End: 2, Step: 1}, {Start: 0, End: 30, Step: 1}, {Start: 0, End: 20, Step: 1}})},
-		"flipped":  {be.Flip(be.Permute(a, []int{0, 2, 1}), []int{2}), b},
-		"expanded": {be.Expand(tensorOf(be, randVals(30*40, 3), []int{1, 30, 40}, backend.F32), []int{2, 30, 40}), b},
+		"aT":       {ir.Permute(be, a, []int{0, 2, 1}), b}, // [2,30,40] x [2,40,20]
+		"bT":       {ir.Permute(be, b, []int{0, 2, 1}), a}, // [2,20,40] x [2,40,30]
+		"both":     {ir.Permute(be, a, []int{0, 2, 1}), ir.Permute(be, ir.Permute(be, b, []int{0, 2, 1}), []int{0, 2, 1})},
+		"stepped":  {ir.Slice(be, a, []backend.Range{{Start: 0, End: 2, Step: 1}, {Start: 0, End: 40, Step: 2}, {Start: 0, End: 30, Step: 1}}), ir.Slice(be, b, []backend.Range{{Start: 0, End: 2, Step: 1}, {Start: 0, End: 30, Step: 1}, {Start: 0, End: 20, Step: 1}})},
+		"flipped":  {ir.Flip(be, ir.Permute(be, a, []int{0, 2, 1}), []int{2}), b},
+		"expanded": {ir.Expand(be, tensorOf(be, randVals(30*40, 3), []int{1, 30, 40}, backend.F32), []int{2, 30, 40}), b},
 	}
 	for name, v := range views {
 		x, y := v[0], v[1]
 		xv, yv := values(t, be, x), values(t, be, y)
 		want, _ := refMatmul(xv, x.Shape(), yv, y.Shape())
-		closeTo(t, name, values(t, be, be.Matmul(x, y)), want, 2e-5)
+		closeTo(t, name, values(t, be, ir.Matmul(be, x, y)), want, 2e-5)
 	}
 }
 
 // TestMatmulIntFallsBackToFlex checks an integer product (flex's loop).
 func TestMatmulIntFallsBackToFlex(t *testing.T) {
 	be := newTestBackend()
-	a := be.FromData(backend.FromSlice([]int64{1, 2, 3, 4}, []int{2, 2}))
-	b := be.FromData(backend.FromSlice([]int64{5, 6, 7, 8}, []int{2, 2}))
-	closeTo(t, "i64", values(t, be, be.Matmul(a, b)), []float64{19, 22, 43, 50}, 0)
+	a := be.FromData(ir.FromSlice([]int64{1, 2, 3, 4}, []int{2, 2}))
+	b := be.FromData(ir.FromSlice([]int64{5, 6, 7, 8}, []int{2, 2}))
+	closeTo(t, "i64", values(t, be, ir.Matmul(be, a, b)), []float64{19, 22, 43, 50}, 0)
+}
+
+// mustBroadcast is ir.BroadcastShapes of shapes known to broadcast.
+func mustBroadcast(a, b []int) []int {
+	s, ok := ir.BroadcastShapes(a, b)
+	if !ok {
+		panic("shapes do not broadcast")
+	}
+	return s
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/ir"
 )
 
 // TestSliceScatterAgainstReference writes src into zeros at stepped ranges
@@ -43,18 +44,18 @@ func TestSliceScatterAgainstReference(t *testing.T) {
 			want[off] = e
 		}
 		for _, dt := range []backend.DType{backend.F32, backend.F64, backend.F16} {
-			q := backend.FromSlice(want, c.shape).Convert(dt).Convert(backend.F64).Float64s()
-			got := be.SliceScatter(tensorOf(be, v, ss, dt), c.shape, c.ranges)
+			q := ir.FromSlice(want, c.shape).Convert(dt).Convert(backend.F64).Float64s()
+			got := sliceScatter(be, tensorOf(be, v, ss, dt), c.shape, c.ranges)
 			closeTo(t, fmt.Sprintf("case %d %v", ci, dt), values(t, be, got), q, 0)
 			if len(ss) == 2 { // the same source as a transposed view
-				tr := be.Permute(tensorOf(be, transpose2(v, ss[0], ss[1]), []int{ss[1], ss[0]}, dt), []int{1, 0})
-				closeTo(t, fmt.Sprintf("case %d %v transposed", ci, dt), values(t, be, be.SliceScatter(tr, c.shape, c.ranges)), q, 0)
+				tr := ir.Permute(be, tensorOf(be, transpose2(v, ss[0], ss[1]), []int{ss[1], ss[0]}, dt), []int{1, 0})
+				closeTo(t, fmt.Sprintf("case %d %v transposed", ci, dt), values(t, be, sliceScatter(be, tr, c.shape, c.ranges)), q, 0)
 				rev := make([]float64, len(v))
 				for i, e := range v {
 					rev[len(v)-1-i] = e
 				}
-				fl := be.Flip(tensorOf(be, rev, ss, dt), []int{0, 1})
-				closeTo(t, fmt.Sprintf("case %d %v flipped", ci, dt), values(t, be, be.SliceScatter(fl, c.shape, c.ranges)), q, 0)
+				fl := ir.Flip(be, tensorOf(be, rev, ss, dt), []int{0, 1})
+				closeTo(t, fmt.Sprintf("case %d %v flipped", ci, dt), values(t, be, sliceScatter(be, fl, c.shape, c.ranges)), q, 0)
 			}
 		}
 	}
@@ -86,15 +87,15 @@ func TestCatMatchesFlex(t *testing.T) {
 				var views []backend.Tensor
 				for i := range 2 {
 					for j := range 2 {
-						w := b.Slice(x, []backend.Range{rg(0, n, 1), rg(0, 4, 1), rg(i, 11+i, 2), rg(j, 11+j, 2)})
-						views = append(views, b.Reshape(w, []int{n, 4, 6, 6, 1}))
+						w := ir.Slice(b, x, []backend.Range{rg(0, n, 1), rg(0, 4, 1), rg(i, 11+i, 2), rg(j, 11+j, 2)})
+						views = append(views, ir.Reshape(b, w, []int{n, 4, 6, 6, 1}))
 					}
 				}
-				p := b.Permute(x, []int{0, 1, 3, 2})
-				part := b.Slice(x, []backend.Range{rg(0, n, 1), rg(1, 3, 1), rg(0, 12, 1), rg(0, 12, 1)})
-				flip := b.Flip(x, []int{3, 1})
-				wide := b.Expand(b.Slice(x, []backend.Range{rg(0, n, 1), rg(0, 4, 1), rg(0, 12, 1), rg(5, 6, 1)}), shape)
-				return [3]backend.Tensor{b.Cat(views, 4), b.Cat([]backend.Tensor{x, p, part}, 1), b.Cat([]backend.Tensor{p, flip, wide}, 0)}
+				p := ir.Permute(b, x, []int{0, 1, 3, 2})
+				part := ir.Slice(b, x, []backend.Range{rg(0, n, 1), rg(1, 3, 1), rg(0, 12, 1), rg(0, 12, 1)})
+				flip := ir.Flip(b, x, []int{3, 1})
+				wide := ir.Expand(b, ir.Slice(b, x, []backend.Range{rg(0, n, 1), rg(0, 4, 1), rg(0, 12, 1), rg(5, 6, 1)}), shape)
+				return [3]backend.Tensor{ir.Cat(b, views, 4), ir.Cat(b, []backend.Tensor{x, p, part}, 1), ir.Cat(b, []backend.Tensor{p, flip, wide}, 0)}
 			}
 			g, w := run(be), run(fl)
 			for i := range g {
@@ -113,8 +114,8 @@ func TestCastBoolMatchesFlex(t *testing.T) {
 		v := randVals(n, uint64(n))
 		for _, dt := range []backend.DType{backend.F32, backend.Flex32, backend.F64} {
 			mk := func(b backend.Backend) backend.Tensor {
-				m := b.Binary(backend.OpGt, tensorOf(b, v, []int{n}, backend.F32), tensorOf(b, []float64{0}, nil, backend.F32))
-				return b.Cast(m, dt)
+				m := ir.Binary(b, backend.OpGt, tensorOf(b, v, []int{n}, backend.F32), tensorOf(b, []float64{0}, nil, backend.F32))
+				return ir.Cast(b, m, dt)
 			}
 			sameAsFlex(t, fmt.Sprint("cast ", dt, n), be, fl, mk(be), mk(fl))
 		}

@@ -5,75 +5,78 @@ import (
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
-	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/ir"
 )
 
-var _ backend.MaxPool2der = (*Backend)(nil)
-
-// SupportsMaxPool2d reports whether MaxPool2d and MaxPool2dGrad run here:
-// for F32, Flex32 and F64 (the root package composes the pooling for the
-// other dtypes).
-func (be *Backend) SupportsMaxPool2d(dt backend.DType) bool {
-	return isF32(dt) || dt == backend.F64
+func init() {
+	kernels.Set(ir.KindMaxPool2d, (*Backend).maxPool2d, poolDType)
+	kernels.Set(ir.KindMaxPool2dGrad, (*Backend).maxPool2dGrad, poolDType)
 }
 
-// MaxPool2d returns the maximum over each window of x [N, C, H, W] (F32,
-// Flex32 or F64, any layout) -> [N, C, Ho, Wo], x's dtype (PyTorch's
-// max_pool2d without ceil mode; padding reads -Inf, the first NaN of a
-// window propagates, ties keep the first tap), bit for bit the composition
-// described by backend.MaxPool2der. One direct loop per N·C plane, the
-// planes spread over the worker pool. It panics for another dtype.
-func (be *Backend) MaxPool2d(x backend.Tensor, o backend.PoolOptions) backend.Tensor {
-	xt := flex.AsTensor(x)
-	g := newPoolGeom(xt.Shape(), o)
-	oshape := []int{g.n, g.c, g.ho, g.wo}
-	if isF32(xt.DType()) {
-		d, st, off, _ := xt.Float32Strided()
-		out := be.f32(numel(oshape))
-		maxPoolFwd(out, view4[float32]{d, off, [4]int(st)}, g, maxTapF32)
-		return flex.NewFloat32(xt.DType(), oshape, out)
+// poolDType reports whether the max-pooling kernels run dt: F32, Flex32 and
+// F64 (the other dtypes are lowered with the kinds' decompositions).
+func poolDType(dt backend.DType) bool { return isF32(dt) || dt == backend.F64 }
+
+// maxPool2d returns the maximum over each window of In[0] x [N, C, H, W]
+// (F32, Flex32 or F64, any layout) under op.Attrs.Pool, giving op.Shape
+// [N, C, Ho, Wo] in x's dtype (PyTorch's max_pool2d without ceil mode;
+// padding reads -Inf, the first NaN of a window propagates, ties keep the
+// first tap), bit for bit the decomposition of ir.KindMaxPool2d. One
+// direct loop per N·C plane, the planes spread over the worker pool.
+// Other operands are lowered with the decomposition.
+func (be *Backend) maxPool2d(op ir.Op) ir.Outputs {
+	if out := maxPoolT(op, be.f32, maxTapF32); out != nil {
+		return ir.One(out)
 	}
-	d, st, off, ok := xt.Float64Strided()
-	if !ok {
-		panic("cpu: MaxPool2d: unsupported dtype " + xt.DType().String())
+	if out := maxPoolT(op, be.f64, maxTapF64); out != nil {
+		return ir.One(out)
 	}
-	out := be.f64(numel(oshape))
-	maxPoolFwd(out, view4[float64]{d, off, [4]int(st)}, g, maxTapF64)
-	return flex.NewFloat64(oshape, out)
+	return ir.SpecOf(op.Kind).Decompose(op, be)
 }
 
-// MaxPool2dGrad returns the gradient [N, C, H, W] with respect to x of
-// y = MaxPool2d(x, o) for the output gradient g (all three F32, Flex32 or
-// F64 of one dtype, any layout): each tap equal to its window's maximum
-// gets g/count (tied maxima share evenly; a NaN window spreads NaN), the
-// per-offset contributions summed in the order of the composed gradient
-// (see backend.MaxPool2der), so the result is bit-identical to it. Per
-// plane: one pass over the windows for the counts, then one scatter per
-// kernel offset into the output, the planes spread over the worker pool.
-// It panics for another dtype.
-func (be *Backend) MaxPool2dGrad(x, y, g backend.Tensor, o backend.PoolOptions) backend.Tensor {
-	xt, yt, gt := flex.AsTensor(x), flex.AsTensor(y), flex.AsTensor(g)
-	geo := newPoolGeom(xt.Shape(), o)
-	shape := append([]int(nil), xt.Shape()...)
-	if isF32(xt.DType()) {
-		xd, xs, xo, _ := xt.Float32Strided()
-		yd, ys, yo, _ := yt.Float32Strided()
-		gd, gs, gOff, _ := gt.Float32Strided()
-		out := be.f32(numel(shape))
-		maxPoolBwd(out, view4[float32]{xd, xo, [4]int(xs)}, view4[float32]{yd, yo, [4]int(ys)},
-			view4[float32]{gd, gOff, [4]int(gs)}, geo)
-		return flex.NewFloat32(xt.DType(), shape, out)
-	}
-	xd, xs, xo, ok := xt.Float64Strided()
+func maxPoolT[T float](op ir.Op, alloc func(int) []T, tap func(best, data []T, idx, step int) bool) ir.Tensor {
+	x, ok := view[T](op.In[0])
 	if !ok {
-		panic("cpu: MaxPool2dGrad: unsupported dtype " + xt.DType().String())
+		return nil
 	}
-	yd, ys, yo, _ := yt.Float64Strided()
-	gd, gs, gOff, _ := gt.Float64Strided()
-	out := be.f64(numel(shape))
-	maxPoolBwd(out, view4[float64]{xd, xo, [4]int(xs)}, view4[float64]{yd, yo, [4]int(ys)},
-		view4[float64]{gd, gOff, [4]int(gs)}, geo)
-	return flex.NewFloat64(shape, out)
+	g := newPoolGeom(x.Shape, [2]int{op.Shape[2], op.Shape[3]}, op.Attrs.Pool)
+	out := alloc(numel(op.Shape))
+	maxPoolFwd(out, view4[T]{x.Data, x.Offset, [4]int(x.Strides)}, g, tap)
+	return wrap(op.DType, op.Shape, out)
+}
+
+// maxPool2dGrad returns the gradient op.Shape [N, C, H, W] with respect to
+// x = In[0] of y = MaxPool2d(x) (In[1]) for the output gradient g (In[2];
+// all three F32, Flex32 or F64 of one dtype, any layout): each tap equal
+// to its window's maximum gets g/count (tied maxima share evenly; a NaN
+// window spreads NaN), the per-offset contributions summed in the order of
+// the decomposition of ir.KindMaxPool2dGrad, so the result is
+// bit-identical to it. Per plane: one pass over the windows for the
+// counts, then one scatter per kernel offset into the output, the planes
+// spread over the worker pool. Other operands are lowered with the
+// decomposition.
+func (be *Backend) maxPool2dGrad(op ir.Op) ir.Outputs {
+	if out := maxPoolGradT(op, be.f32); out != nil {
+		return ir.One(out)
+	}
+	if out := maxPoolGradT(op, be.f64); out != nil {
+		return ir.One(out)
+	}
+	return ir.SpecOf(op.Kind).Decompose(op, be)
+}
+
+func maxPoolGradT[T float](op ir.Op, alloc func(int) []T) ir.Tensor {
+	x, ok0 := view[T](op.In[0])
+	y, ok1 := view[T](op.In[1])
+	g, ok2 := view[T](op.In[2])
+	if !ok0 || !ok1 || !ok2 {
+		return nil
+	}
+	geo := newPoolGeom(x.Shape, [2]int{y.Shape[2], y.Shape[3]}, op.Attrs.Pool)
+	out := alloc(numel(op.Shape))
+	maxPoolBwd(out, view4[T]{x.Data, x.Offset, [4]int(x.Strides)}, view4[T]{y.Data, y.Offset, [4]int(y.Strides)},
+		view4[T]{g.Data, g.Offset, [4]int(g.Strides)}, geo)
+	return wrap(op.DType, op.Shape, out)
 }
 
 // view4 is a rank-4 view: element (n, c, h, w) is
@@ -97,8 +100,9 @@ type poolGeom struct {
 	rowCov, colCov             []int // how many kernel rows (columns) reach input row h (column w)
 }
 
-func newPoolGeom(shape []int, o backend.PoolOptions) *poolGeom {
-	out := backend.PoolOutputSize(shape[2], shape[3], o)
+// newPoolGeom returns the geometry of pooling x of shape [N, C, H, W] to
+// the output size out [Ho, Wo] under o.
+func newPoolGeom(shape []int, out [2]int, o backend.PoolOptions) *poolGeom {
 	g := &poolGeom{n: shape[0], c: shape[1], h: shape[2], w: shape[3], ho: out[0], wo: out[1],
 		kh: o.Kernel[0], kw: o.Kernel[1], sH: o.Stride[0], sW: o.Stride[1],
 		pH: o.Padding[0], pW: o.Padding[1], dH: o.Dilation[0], dW: o.Dilation[1]}

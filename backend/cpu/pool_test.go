@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/autodiff"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/ir"
 )
 
 // refMaxPool is the direct float64 loop of max pooling over x [N, C, H, W]
@@ -46,28 +46,28 @@ func refMaxPool(x []float64, s [4]int, o backend.PoolOptions) []float64 {
 	return y
 }
 
-// composedMaxPool is the composition the kernels replace, on an autodiff
-// backend: the padded input's kH·kW strided views stacked on a new last
-// axis and reduced with ReduceMax.
-func composedMaxPool(b *autodiff.Backend, x backend.Tensor, o backend.PoolOptions) backend.Tensor {
+// composedMaxPool is the composition the forward kernel replaces: the
+// padded input's kH·kW strided views stacked on a new last axis and
+// reduced with ReduceMax.
+func composedMaxPool(b ir.Executor, x backend.Tensor, o backend.PoolOptions) backend.Tensor {
 	s := x.Shape()
 	out := backend.PoolOutputSize(s[2], s[3], o)
 	p := x
 	if o.Padding != [2]int{} {
-		p = b.Pad(x, [][2]int{{}, {}, {o.Padding[0], o.Padding[0]}, {o.Padding[1], o.Padding[1]}}, math.Inf(-1))
+		p = ir.Pad(b, x, []int{0, 0, 0, 0, o.Padding[0], o.Padding[0], o.Padding[1], o.Padding[1]}, math.Inf(-1))
 	}
 	ps := p.Shape()
 	var views []backend.Tensor
 	for i := range o.Kernel[0] {
 		for j := range o.Kernel[1] {
 			h0, w0 := i*o.Dilation[0], j*o.Dilation[1]
-			v := b.Slice(p, []backend.Range{{Start: 0, End: ps[0], Step: 1}, {Start: 0, End: ps[1], Step: 1},
+			v := ir.Slice(b, p, []backend.Range{{Start: 0, End: ps[0], Step: 1}, {Start: 0, End: ps[1], Step: 1},
 				{Start: h0, End: h0 + o.Stride[0]*(out[0]-1) + 1, Step: o.Stride[0]},
 				{Start: w0, End: w0 + o.Stride[1]*(out[1]-1) + 1, Step: o.Stride[1]}})
-			views = append(views, b.Reshape(v, []int{s[0], s[1], out[0], out[1], 1}))
+			views = append(views, ir.Reshape(b, v, []int{s[0], s[1], out[0], out[1], 1}))
 		}
 	}
-	return b.Reduce(backend.ReduceMax, b.Cat(views, 4), 4, false)
+	return ir.Reduce(b, backend.ReduceMax, ir.Cat(b, views, 4), 4, false)
 }
 
 // bitsMatch reports the first index where got and want (read as float64)
@@ -85,16 +85,18 @@ func bitsMatch(got, want []float64) int {
 }
 
 // TestMaxPool2dMatchesComposition checks MaxPool2d against the float64
-// loop and MaxPool2dGrad against the gradient of the composition (Pad,
-// Slice, Reshape, Cat, Reduce) under autodiff on flex, bit for bit, for
-// F32, Flex32 and F64; inputs are integer-valued (many ties, and ±0) with a
-// NaN and a -Inf, laid out as a permuted (non-contiguous) view; the output
-// gradient is random or a broadcast (stride-0) view; the options cover
-// overlapping windows, padding (with windows of padding only), dilation,
-// stride other than the kernel, and a size split over the workers.
+// loop and the composition (Pad, Slice, Reshape, Cat, Reduce) on flex, and
+// MaxPool2dGrad against the decomposition of ir.KindMaxPool2dGrad on flex
+// (the gradient of that composition: extremum gradients over the stacked
+// windows, scattered back and summed), bit for bit, for F32, Flex32 and
+// F64; inputs are integer-valued (many ties, and ±0) with a NaN and a -Inf,
+// laid out as a permuted (non-contiguous) view; the output gradient is
+// random or a broadcast (stride-0) view; the options cover overlapping
+// windows, padding (with windows of padding only), dilation, stride other
+// than the kernel, and a size split over the workers. F16 (which this
+// backend lowers with the decomposition) must match flex too.
 func TestMaxPool2dMatchesComposition(t *testing.T) {
 	be, fl := newTestBackend(), flex.New(backend.DeviceID{Type: "flex"})
-	ad := autodiff.New(fl, false)
 	opt := func(k0, k1, s0, s1, p0, p1, d0, d1 int) backend.PoolOptions {
 		return backend.PoolOptions{Kernel: [2]int{k0, k1}, Stride: [2]int{s0, s1}, Padding: [2]int{p0, p1}, Dilation: [2]int{d0, d1}}
 	}
@@ -138,37 +140,38 @@ func TestMaxPool2dMatchesComposition(t *testing.T) {
 		}
 		gv := randVals(numel(gshape), uint64(ci+50))
 		wantY := refMaxPool(v, s, c.o)
-		for _, dt := range []backend.DType{backend.F32, backend.Flex32, backend.F64} {
+		for _, dt := range []backend.DType{backend.F32, backend.Flex32, backend.F64, backend.F16} {
 			name := fmt.Sprintf("case %d %v", ci, dt)
 			view := func(b backend.Backend) backend.Tensor {
-				return b.Permute(tensorOf(b, stored, []int{s[0], s[1], s[3], s[2]}, dt), []int{0, 1, 3, 2})
+				return ir.Permute(b, tensorOf(b, stored, []int{s[0], s[1], s[3], s[2]}, dt), []int{0, 1, 3, 2})
 			}
 			grad := func(b backend.Backend) backend.Tensor {
 				g := tensorOf(b, gv, gshape, dt)
 				if c.bcast {
-					g = b.Expand(g, yshape)
+					g = ir.Expand(b, g, yshape)
 				}
 				return g
 			}
 			x := view(be)
-			y := be.MaxPool2d(x, c.o)
+			y := maxPool2d(be, x, c.o)
 			if i := bitsMatch(values(t, be, y), wantY); i >= 0 {
 				t.Fatalf("%s: output [%d] = %v, want %v", name, i, values(t, be, y)[i], wantY[i])
 			}
-			gx := be.MaxPool2dGrad(x, y, grad(be), c.o)
-
-			fx := ad.RequireGrad(view(fl))
-			fy := composedMaxPool(ad, fx, c.o)
-			loss := ad.Reduce(backend.ReduceSum, ad.Reshape(ad.Binary(backend.OpMul, fy, grad(fl)), []int{numel(yshape)}), 0, false)
-			want, _ := ad.Backward(loss).Get(fx)
+			fx := view(fl)
+			sameAsFlex(t, name+" forward", be, fl, y, composedMaxPool(fl, fx, c.o))
+			gx := maxPool2dGrad(be, x, y, grad(be), c.o)
+			want := maxPool2dGrad(fl, fx, maxPool2d(fl, fx, c.o), grad(fl), c.o)
 			got, exp := values(t, be, gx), values(t, fl, want)
 			if i := bitsMatch(got, exp); i >= 0 {
-				t.Fatalf("%s: gradient [%d] = %v, composed %v", name, i, got[i], exp[i])
+				t.Fatalf("%s: gradient [%d] = %v, decomposed %v", name, i, got[i], exp[i])
 			}
 		}
 	}
-	if be.SupportsMaxPool2d(backend.F16) || be.SupportsMaxPool2d(backend.BF16) || !be.SupportsMaxPool2d(backend.F64) {
-		t.Error("SupportsMaxPool2d: want F32, Flex32 and F64 only")
+	for _, k := range []ir.Kind{ir.KindMaxPool2d, ir.KindMaxPool2dGrad} {
+		if be.Supports(k, backend.F16) || be.Supports(k, backend.BF16) || !be.Supports(k, backend.F64) ||
+			!be.Supports(k, backend.F32) || !be.Supports(k, backend.Flex32) {
+			t.Errorf("Supports(%v): want F32, Flex32 and F64 only", k)
+		}
 	}
 }
 
@@ -179,16 +182,16 @@ func BenchmarkMaxPool2d(b *testing.B) {
 	shape := []int{64, 32, 24, 24}
 	o := backend.PoolOptions{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}, Dilation: [2]int{1, 1}}
 	x := tensorOf(be, randVals(numel(shape), 1), shape, backend.F32)
-	y := be.MaxPool2d(x, o)
+	y := maxPool2d(be, x, o)
 	g := tensorOf(be, randVals(numel(y.Shape()), 2), y.Shape(), backend.F32)
 	b.Run("forward", func(b *testing.B) {
 		for b.Loop() {
-			be.MaxPool2d(x, o)
+			maxPool2d(be, x, o)
 		}
 	})
 	b.Run("backward", func(b *testing.B) {
 		for b.Loop() {
-			be.MaxPool2dGrad(x, y, g, o)
+			maxPool2dGrad(be, x, y, g, o)
 		}
 	})
 }

@@ -3,41 +3,49 @@ package cpu
 import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
-	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/host"
+	"github.com/emberml/ember/ir"
 )
 
-// Reduce reduces x along axis (PyTorch's sum/amax/amin/... with dim and
-// keepdim; see backend.ReduceOp). Sum, Max and Min of contiguous
+func init() { kernels.Set(ir.KindReduce, (*Backend).reduce, nil) }
+
+// reduce reduces In[0] along op.Axis (PyTorch's sum/amax/amin/... with dim
+// and keepdim; see ir.ReduceOp). Sum, Max and Min of contiguous
 // F32/Flex32 data along the last axis (which includes full reductions,
 // which the root package runs on the flattened tensor) or along the first
 // axis of a matrix (a column sum, as a bias gradient) run here in
 // parallel: sums accumulate in float64 like flex's, Max and Min propagate
 // NaN. Results agree with flex up to the order of the float64 additions.
-// Everything else, and empty axes, run on the flex kernels.
-func (be *Backend) Reduce(op backend.ReduceOp, x backend.Tensor, axis int, keepDim bool) backend.Tensor {
-	t := flex.AsTensor(x)
-	if isF32(t.DType()) && (op == backend.ReduceSum || op == backend.ReduceMax || op == backend.ReduceMin) {
-		if out := be.reduceF32(op, t, axis, keepDim); out != nil {
-			return out
+// Everything else, and empty axes, run on flex.
+func (be *Backend) reduce(op ir.Op) ir.Outputs {
+	r := ir.ReduceOp(op.Sub)
+	if isF32(op.DType) && (r == backend.ReduceSum || r == backend.ReduceMax || r == backend.ReduceMin) {
+		if out := be.reduceF32(&op, r); out != nil {
+			return ir.One(out)
 		}
 	}
-	return be.Backend.Reduce(op, x, axis, keepDim)
+	return be.flex.Exec(op)
 }
 
-func (be *Backend) reduceF32(op backend.ReduceOp, t *flex.Tensor, axis int, keepDim bool) backend.Tensor {
-	src, ok := t.ContiguousFloat32()
-	shape := t.Shape()
+func (be *Backend) reduceF32(op *ir.Op, r ir.ReduceOp) ir.Tensor {
+	v, ok := host.Float32(op.In[0])
+	if !ok {
+		return nil
+	}
+	src, ok := v.Contiguous()
 	if !ok || len(src) == 0 {
 		return nil
 	}
+	return be.reduceContiguous(r, src, v.Shape, op.Axis, op.DType, op.Shape)
+}
+
+// reduceContiguous reduces contiguous src of shape along axis into a
+// tensor of dtype dt and shape oshape, or returns nil for a layout it does
+// not take.
+func (be *Backend) reduceContiguous(op ir.ReduceOp, src []float32, shape []int, axis int, dt ir.DType, oshape []int) ir.Tensor {
 	outer := numel(shape[:axis])
 	r := shape[axis]
 	inner := numel(shape[axis+1:])
-	oshape := append([]int{}, shape[:axis]...)
-	if keepDim {
-		oshape = append(oshape, 1)
-	}
-	oshape = append(oshape, shape[axis+1:]...)
 	var out []float32
 	switch {
 	case inner == 1 && outer == 1:
@@ -88,7 +96,7 @@ func (be *Backend) reduceF32(op backend.ReduceOp, t *flex.Tensor, axis int, keep
 	default:
 		return nil
 	}
-	return flex.NewFloat32(t.DType(), oshape, out)
+	return host.NewFloat32(dt, oshape, out)
 }
 
 // reduceAll reduces all of src (len > 0), in parallel chunks when large.

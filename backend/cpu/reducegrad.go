@@ -3,39 +3,53 @@ package cpu
 import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
-	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/host"
+	"github.com/emberml/ember/ir"
 )
 
-var _ backend.ExtremumGrader = (*Backend)(nil)
-
-// ExtremumGrad returns the gradient of a Max or Min reduction of x along
-// axis for the output gradient g: each element equal to the lane's result
-// y gets g/count (count = the lane's number of such elements, ties sharing
-// evenly as in PyTorch's amax/amin backward), the others 0; see
-// backend.ExtremumGrader. Contiguous F32/Flex32 operands take one fused
-// pass (count, then q = g/count and q·mask, the same float32 operations
-// as the composition, so the results are identical), in parallel over
-// lanes; other dtypes and layouts run the composition
-// Mul(Div(g, Sum(Cast(Eq(x, y)))), Cast(Eq(x, y))) on this backend.
-func (be *Backend) ExtremumGrad(x, y, g backend.Tensor, axis int) backend.Tensor {
-	xt, yt, gt := flex.AsTensor(x), flex.AsTensor(y), flex.AsTensor(g)
-	if isF32(xt.DType()) {
-		xd, ok0 := xt.ContiguousFloat32()
-		yd, ok1 := yt.ContiguousFloat32()
-		gd, ok2 := gt.ContiguousFloat32()
-		if ok0 && ok1 && ok2 && len(xd) > 0 {
-			shape := append([]int(nil), xt.Shape()...)
-			out := be.f32(len(xd))
-			extremumGrad(out, xd, yd, gd, numel(shape[:axis]), shape[axis], numel(shape[axis+1:]))
-			return flex.NewFloat32(xt.DType(), shape, out)
-		}
-	}
-	mask := be.Cast(be.Binary(backend.OpEq, x, y), x.DType())
-	cnt := be.Reduce(backend.ReduceSum, mask, axis, true)
-	return be.Binary(backend.OpMul, be.Binary(backend.OpDiv, g, cnt), mask)
+func init() {
+	kernels.Set(ir.KindExtremumGrad, (*Backend).extremumGrad, backend.DType.IsFloat)
 }
 
-// extremumGrad computes ExtremumGrad on contiguous data viewed as
+// extremumGrad returns the gradient of a Max or Min reduction of x = In[0]
+// along op.Axis, whose result is y = In[1], for the output gradient
+// g = In[2] (y and g keep the axis as 1): each element equal to the lane's
+// result gets g/count (count = the lane's number of such elements, ties
+// sharing evenly as in PyTorch's amax/amin backward), the others 0; see
+// ir.KindExtremumGrad. Contiguous F32/Flex32 operands take one fused pass
+// (count, then q = g/count and q·mask, the same float32 operations as the
+// decomposition, so the results are identical), in parallel over lanes;
+// other dtypes and layouts are lowered with the decomposition
+// Mul(Div(g, Sum(Cast(Eq(x, y)))), Cast(Eq(x, y))) on this backend.
+func (be *Backend) extremumGrad(op ir.Op) ir.Outputs {
+	if isF32(op.DType) {
+		if out := be.extremumGradF32(&op); out != nil {
+			return ir.One(out)
+		}
+	}
+	return ir.SpecOf(op.Kind).Decompose(op, be)
+}
+
+func (be *Backend) extremumGradF32(op *ir.Op) ir.Tensor {
+	x, ok0 := host.Float32(op.In[0])
+	y, ok1 := host.Float32(op.In[1])
+	g, ok2 := host.Float32(op.In[2])
+	if !ok0 || !ok1 || !ok2 {
+		return nil
+	}
+	xd, ok0 := x.Contiguous()
+	yd, ok1 := y.Contiguous()
+	gd, ok2 := g.Contiguous()
+	if !ok0 || !ok1 || !ok2 || len(xd) == 0 {
+		return nil
+	}
+	shape, axis := op.Shape, op.Axis
+	out := be.f32(len(xd))
+	extremumGrad(out, xd, yd, gd, numel(shape[:axis]), shape[axis], numel(shape[axis+1:]))
+	return host.NewFloat32(op.DType, shape, out)
+}
+
+// extremumGrad computes the extremum gradient on contiguous data viewed as
 // [outer, r, inner] (x, out) and [outer, 1, inner] (y, g).
 func extremumGrad(out, x, y, g []float32, outer, r, inner int) {
 	grain := max(1, serialElems/max(r*inner, 1))

@@ -3,56 +3,66 @@ package cpu
 import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
-	"github.com/emberml/ember/backend/flex"
 	"github.com/emberml/ember/backend/internal/layout"
+	"github.com/emberml/ember/ir"
 )
 
-var _ backend.SliceScatterer = (*Backend)(nil)
-
-// SliceScatter returns zeros of shape with src written at the positions
-// Slice(·, ranges) selects (PyTorch's slice_scatter into zeros over every
-// axis; the adjoint of Slice, see backend.SliceScatterer). src may be any
-// strided view. F32, Flex32 and F64 are written directly (one clear and
-// one strided copy, in parallel for large tensors); F16 and BF16 (and,
-// outside the contract, other dtypes) go through float32 or float64, which
-// holds their values exactly.
-func (be *Backend) SliceScatter(src backend.Tensor, shape []int, ranges []backend.Range) backend.Tensor {
-	s := flex.AsTensor(src)
-	switch dt := s.DType(); dt {
-	case backend.F32, backend.Flex32:
-		return sliceScatterT(s, shape, ranges, be.f32, newF32(dt))
-	case backend.F64:
-		return sliceScatterT(s, shape, ranges, be.f64, flex.NewFloat64)
-	case backend.F16, backend.BF16:
-		f := be.Backend.Cast(s, backend.F32).(*flex.Tensor)
-		return be.Backend.Cast(sliceScatterT(f, shape, ranges, be.f32, newF32(backend.F32)), dt)
-	default:
-		f := be.Backend.Cast(s, backend.F64).(*flex.Tensor)
-		return be.Backend.Cast(sliceScatterT(f, shape, ranges, be.f64, flex.NewFloat64), dt)
-	}
+func init() {
+	kernels.Set(ir.KindSliceScatter, (*Backend).sliceScatter, backend.DType.IsFloat)
 }
 
-func sliceScatterT[T float32 | float64](src *flex.Tensor, shape []int, ranges []backend.Range,
-	alloc func(int) []T, wrap func([]int, []T) *flex.Tensor) *flex.Tensor {
-	shape = append([]int(nil), shape...)
+// sliceScatter returns zeros of op.Shape with In[0] (src) written at the
+// positions Slice(·, op.Attrs.Ranges) selects (PyTorch's slice_scatter
+// into zeros over every axis; the adjoint of Slice, see
+// ir.KindSliceScatter). src may be any strided view. F32, Flex32 and F64
+// are written directly (one clear and one strided copy, in parallel for
+// large tensors); F16 and BF16 go through float32, which holds their
+// values exactly. Other operands are lowered with the decomposition.
+func (be *Backend) sliceScatter(op ir.Op) ir.Outputs {
+	src := op.In[0]
+	switch dt := src.DType(); dt {
+	case backend.F32, backend.Flex32:
+		if out := sliceScatterT(src, dt, op.Shape, op.Attrs.Ranges, be.f32); out != nil {
+			return ir.One(out)
+		}
+	case backend.F64:
+		if out := sliceScatterT(src, dt, op.Shape, op.Attrs.Ranges, be.f64); out != nil {
+			return ir.One(out)
+		}
+	case backend.F16, backend.BF16:
+		f := ir.Cast(be.flex, src, backend.F32)
+		if out := sliceScatterT(f, backend.F32, op.Shape, op.Attrs.Ranges, be.f32); out != nil {
+			return ir.One(ir.Cast(be.flex, out, dt))
+		}
+	}
+	return ir.SpecOf(op.Kind).Decompose(op, be)
+}
+
+// sliceScatterT is the float kernel of sliceScatter with output dtype dt,
+// or nil when src is not a host tensor of element type T.
+func sliceScatterT[T float](st ir.Tensor, dt ir.DType, shape []int, ranges []backend.Range, alloc func(int) []T) ir.Tensor {
+	src, ok := view[T](st)
+	if !ok {
+		return nil
+	}
 	total := numel(shape)
 	out := alloc(total)
-	ss := src.Shape()
+	ss := src.Shape
 	if total == 0 || numel(ss) == 0 || len(shape) == 0 {
 		clear(out)
 		if total > 0 && len(shape) == 0 {
-			out[0] = flexScalar[T](src)
+			out[0] = src.Data[src.Offset]
 		}
-		return wrap(shape, out)
+		return wrap(dt, shape, out)
 	}
-	sd, sst, soff := strided[T](src)
+	sd, sst, soff := src.Data, src.Strides, src.Offset
 	if len(shape) == 1 {
 		forChunks(total, func(lo, hi int) { clear(out[lo:hi]) })
 		r := ranges[0]
 		for j := range ss[0] {
 			out[r.Start+j*r.Step] = sd[soff+j*sst[0]]
 		}
-		return wrap(shape, out)
+		return wrap(dt, shape, out)
 	}
 	rs := layout.RowMajorStrides(shape)
 	dst := make([]int, len(shape))
@@ -86,13 +96,7 @@ func sliceScatterT[T float32 | float64](src *flex.Tensor, shape []int, ranges []
 	} else {
 		workers.ParallelFor(tasks, task)
 	}
-	return wrap(shape, out)
-}
-
-// flexScalar reads the single element of a rank-0 tensor.
-func flexScalar[T float32 | float64](t *flex.Tensor) T {
-	d, _, off := strided[T](t)
-	return d[off]
+	return wrap(dt, shape, out)
 }
 
 // scatterND is scatter after dropping size-1 axes and merging axes that

@@ -8,6 +8,7 @@ import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 	"github.com/emberml/ember/backend/cpu/internal/workers"
+	"github.com/emberml/ember/ir"
 )
 
 var _ backend.PerformanceStater = (*Backend)(nil)
@@ -86,9 +87,9 @@ func (be *Backend) stat(k backend.ThroughputKey) backend.ThroughputStat {
 	case backend.ModeMemoryWorkingSet:
 		s.Value = workingSetRate(k.Access, k.Bytes)
 	case backend.ModeLaunch:
-		a := be.FromData(backend.FromSlice([]float32{1}, []int{1}))
-		b := be.FromData(backend.FromSlice([]float32{2}, []int{1}))
-		per := sample(func() { be.Binary(backend.OpAdd, a, b) })
+		a := be.FromData(ir.FromSlice([]float32{1}, []int{1}))
+		b := be.FromData(ir.FromSlice([]float32{2}, []int{1}))
+		per := sample(func() { ir.Add(be, a, b) })
 		s.Latency = time.Duration(per * 1e9)
 	default:
 		s.Err = unsupported

@@ -5,24 +5,41 @@ import (
 	"unsafe"
 
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/host"
+	"github.com/emberml/ember/ir"
 )
 
-// Unary applies op elementwise (see backend.UnaryOp). For contiguous
-// F32/Flex32 input, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh and
-// Sigmoid run here in parallel cache-sized chunks into recycled buffers,
-// computing in float64 and rounding once to float32 exactly as flex does;
-// every other case runs on the flex kernels.
-func (be *Backend) Unary(op backend.UnaryOp, x backend.Tensor) backend.Tensor {
-	t := flex.AsTensor(x)
-	if isF32(t.DType()) && fastUnary(op) {
-		if src, ok := t.ContiguousFloat32(); ok && len(src) > 0 {
-			out := be.f32(len(src))
-			forChunks(len(src), func(lo, hi int) { unaryF32(op, out[lo:hi], src[lo:hi]) })
-			return flex.NewFloat32(t.DType(), t.Shape(), out)
+func init() {
+	kernels.Set(ir.KindUnary, (*Backend).unary, nil)
+	kernels.Set(ir.KindWhere, (*Backend).where, nil)
+}
+
+// unary applies op.Sub elementwise to In[0] (see ir.UnaryOp). For
+// contiguous F32/Flex32 input, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh
+// and Sigmoid run here in parallel cache-sized chunks into recycled
+// buffers, computing in float64 and rounding once to float32 exactly as
+// flex does; every other case runs on flex.
+func (be *Backend) unary(op ir.Op) ir.Outputs {
+	u := ir.UnaryOp(op.Sub)
+	if isF32(op.DType) && fastUnary(u) {
+		if v, ok := host.Float32(op.In[0]); ok {
+			if src, ok := v.Contiguous(); ok && len(src) > 0 {
+				out := be.f32(len(src))
+				if len(src) < serialElems {
+					unaryF32(u, out, src)
+				} else {
+					unaryChunks(u, out, src)
+				}
+				return ir.One(host.NewFloat32(op.DType, op.Shape, out))
+			}
 		}
 	}
-	return be.Backend.Unary(op, x)
+	return be.flex.Exec(op)
+}
+
+// unaryChunks runs unaryF32 over all of out in parallel chunks.
+func unaryChunks(op backend.UnaryOp, out, src []float32) {
+	forChunks(len(src), func(lo, hi int) { unaryF32(op, out[lo:hi], src[lo:hi]) })
 }
 
 func fastUnary(op backend.UnaryOp) bool {
@@ -86,66 +103,84 @@ func sigmoid(x float64) float64 {
 	return e / (1 + e)
 }
 
-// Where selects a's element where cond is true, else b's (PyTorch's
-// where). Contiguous F32/Flex32 a and b with a contiguous Bool cond, each
-// full, a trailing row, a leading column or a scalar (as Relu's
-// Where(x <= 0, 0, x)), run here in parallel; the rest on flex.
-func (be *Backend) Where(cond, a, b backend.Tensor) backend.Tensor {
-	c, x, y := flex.AsTensor(cond), flex.AsTensor(a), flex.AsTensor(b)
-	if isF32(x.DType()) {
-		if out := be.whereF32(c, x, y); out != nil {
-			return out
+// where selects In[1]'s element where In[0] is true, else In[2]'s
+// (PyTorch's where). Contiguous F32/Flex32 operands with a contiguous Bool
+// condition, each full, a trailing row, a leading column, a middle block
+// or a scalar (as Relu's Where(x <= 0, 0, x)), run here in parallel; the
+// rest on flex.
+func (be *Backend) where(op ir.Op) ir.Outputs {
+	if isF32(op.DType) {
+		if out := be.whereF32(&op); out != nil {
+			return ir.One(out)
 		}
 	}
-	return be.Backend.Where(cond, a, b)
+	return be.flex.Exec(op)
 }
 
-func (be *Backend) whereF32(c, x, y *flex.Tensor) backend.Tensor {
-	cd, ok0 := c.ContiguousBool()
-	xd, ok1 := x.ContiguousFloat32()
-	yd, ok2 := y.ContiguousFloat32()
+func (be *Backend) whereF32(op *ir.Op) ir.Tensor {
+	c, ok0 := host.Bool(op.In[0])
+	x, ok1 := host.Float32(op.In[1])
+	y, ok2 := host.Float32(op.In[2])
 	if !ok0 || !ok1 || !ok2 {
 		return nil
 	}
-	shape := broadcastShape(broadcastShape(c.Shape(), x.Shape()), y.Shape())
+	cd, ok0 := c.Contiguous()
+	xd, ok1 := x.Contiguous()
+	yd, ok2 := y.Contiguous()
+	if !ok0 || !ok1 || !ok2 {
+		return nil
+	}
+	shape := op.Shape
 	n := numel(shape)
 	if n == 0 {
 		return nil
 	}
-	vc, ok0 := classify(cd, c.Shape(), shape)
-	va, ok1 := classify(xd, x.Shape(), shape)
-	vb, ok2 := classify(yd, y.Shape(), shape)
+	vc, ok0 := classify(cd, c.Shape, shape)
+	va, ok1 := classify(xd, x.Shape, shape)
+	vb, ok2 := classify(yd, y.Shape, shape)
 	if !ok0 || !ok1 || !ok2 {
 		return nil
 	}
 	out := be.f32(n)
-	forChunks(n, func(lo, hi int) {
-		for i := lo; i < hi; {
-			j := min(vc.end(i, hi), va.end(i, hi), vb.end(i, hi))
-			cs, cx, cScalar := vc.at(i, j)
-			as, ax, aScalar := va.at(i, j)
-			bs, bx, bScalar := vb.at(i, j)
-			o := out[i:j]
-			switch {
-			case cScalar:
-				src, s, scalar := as, ax, aScalar
-				if !cx {
-					src, s, scalar = bs, bx, bScalar
-				}
-				if scalar {
-					for k := range o {
-						o[k] = s
-					}
-				} else {
-					copy(o, src)
-				}
-			default:
-				selectF32(o, cs, as, ax, aScalar, bs, bx, bScalar)
+	if n < serialElems {
+		whereRange(out, &vc, &va, &vb, 0, n)
+	} else {
+		whereChunks(out, vc, va, vb)
+	}
+	return host.NewFloat32(op.DType, shape, out)
+}
+
+// whereChunks runs whereRange over all of out in parallel chunks.
+func whereChunks(out []float32, c bview[bool], a, b bview[float32]) {
+	forChunks(len(out), func(lo, hi int) { whereRange(out, &c, &a, &b, lo, hi) })
+}
+
+// whereRange computes output elements [lo, hi) run by run.
+func whereRange(out []float32, vc *bview[bool], va, vb *bview[float32], lo, hi int) {
+	for i := lo; i < hi; {
+		j := min(vc.end(i, hi), va.end(i, hi), vb.end(i, hi))
+		cs, cx, cScalar := vc.at(i, j)
+		as, ax, aScalar := va.at(i, j)
+		bs, bx, bScalar := vb.at(i, j)
+		o := out[i:j]
+		switch {
+		case cScalar:
+			src, s, scalar := as, ax, aScalar
+			if !cx {
+				src, s, scalar = bs, bx, bScalar
 			}
-			i = j
+			if scalar {
+				for k := range o {
+					o[k] = s
+				}
+			} else {
+				copy(o, src)
+			}
+		default:
+			selectF32(o, cs, as, ax, aScalar, bs, bx, bScalar)
 		}
-	})
-	return flex.NewFloat32(x.DType(), shape, out)
+		i = j
+	}
 }
 
 // selectF32 writes o[k] = a[k] where c[k], else b[k] (a or b a repeated

@@ -9,13 +9,16 @@ import (
 	"github.com/emberml/ember/backend/cuda/internal/cu"
 	"github.com/emberml/ember/backend/cuda/internal/cublas"
 	"github.com/emberml/ember/backend/cuda/internal/nvrtc"
+	"github.com/emberml/ember/ir"
 )
 
 // Backend runs Ember's primitives on one NVIDIA GPU: one primary context,
 // one non-blocking stream on which every kernel, copy and cuBLAS call is
 // queued in program order, a caching allocator and a kernel cache. It
-// implements backend.Backend, backend.MemoryManager and
-// backend.PerformanceStater, and is safe for concurrent use.
+// implements backend.Backend (ops arrive through Exec and are dispatched
+// through the kernel table), backend.MemoryManager,
+// backend.PerformanceStater, backend.DeviceDescriber and
+// backend.IndexChecker, and is safe for concurrent use.
 type Backend struct {
 	id           backend.DeviceID
 	dev          cu.Device
@@ -122,10 +125,27 @@ func (b *Backend) Sync() error {
 	return b.indexError()
 }
 
+// kernels is the backend's kernel table: each ops file registers the kinds
+// it implements from an init function.
+var kernels backend.Kernels[*Backend]
+
+// Supports reports whether Exec runs kind k on operands of dtype dt: every
+// base kind on every dtype, and the fast-path kinds that have a kernel here
+// (AdamStep on F32, Flex32 and F64; CumSum on every dtype but Bool). For
+// any other kind the caller lowers the op with its ir.Spec.Decompose.
+func (b *Backend) Supports(k ir.Kind, dt backend.DType) bool { return kernels.Supports(k, dt) }
+
+// Exec runs op, inferred by the caller (op.Shape and op.DType are its
+// output's) and of a kind Supports accepts, with its kernel. Kernels queue
+// their work on the stream and return at once; the outputs are contiguous
+// tensors or views of the inputs (movement kinds).
+func (b *Backend) Exec(op ir.Op) ir.Outputs { return kernels.Exec(b, op) }
+
 // ChecksIndicesOnDevice reports that gather, scatter-add and index-select
 // check their indices on the device: a bad index is reported by the next
 // Sync or ToData (wrapping backend.ErrExecution) instead of being checked on
-// the host, which would cost a device round trip per op.
+// the host, which would cost a device round trip per op
+// (backend.IndexChecker).
 func (b *Backend) ChecksIndicesOnDevice() bool { return true }
 
 // Flush is a no-op: every operation is queued on the stream when it is called.
@@ -169,7 +189,7 @@ func (b *Backend) Contiguous(t *Tensor) *Tensor {
 	if copyStrided == nil {
 		panic("cuda: Contiguous: no strided copy kernel is registered")
 	}
-	out := b.Empty(t.shape, t.dtype)
+	out := b.emptyOf(t.shape, t.dtype)
 	copyStrided(b, out, t)
 	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cuda/internal/cu"
+	"github.com/emberml/ember/ir"
 )
 
 // BenchmarkCtxSetCurrent is the cost of making the context current (paid
@@ -63,7 +64,7 @@ func BenchmarkEmptyRelease(bb *testing.B) {
 func BenchmarkFullGC(bb *testing.B) {
 	b := gpu(bb)
 	for bb.Loop() {
-		_ = b.Full([]int{1 << 18}, backend.F32, 1)
+		_ = ir.Full(b, []int{1 << 18}, backend.F32, 1)
 	}
 	_ = b.Sync()
 }

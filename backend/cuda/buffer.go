@@ -62,7 +62,13 @@ func (b *Backend) newBuffer(bytes uint64) *Buffer {
 // contents, from the caching allocator. It panics with an error wrapping
 // backend.ErrOutOfMemory when the device is full.
 func (b *Backend) Empty(shape []int, dt backend.DType) *Tensor {
-	shape = append([]int(nil), shape...)
+	return b.emptyOf(append([]int(nil), shape...), dt)
+}
+
+// emptyOf is Empty keeping shape in the new tensor instead of a copy: the
+// caller guarantees that nobody modifies it (an op's output shape, which
+// the backend may keep, or a tensor's own shape).
+func (b *Backend) emptyOf(shape []int, dt backend.DType) *Tensor {
 	n := uint64(backend.NumElements(shape)) * uint64(dt.Size())
 	return &Tensor{buf: b.newBuffer(n), shape: shape, strides: layout.RowMajorStrides(shape), dtype: dt}
 }

@@ -74,11 +74,11 @@ func (b *Backend) execError(err error) error {
 	return e
 }
 
-// Full returns a tensor of shape filled with value converted to dt (as
-// backend.TensorData.Convert: floats round to nearest even, ints truncate
-// toward zero, Bool is value != 0).
-func (b *Backend) Full(shape []int, dt backend.DType, value float64) backend.Tensor {
-	t := b.Empty(shape, dt)
+// full returns a contiguous tensor of shape (kept by the result) filled
+// with value converted to dt (as backend.TensorData.Convert: floats round
+// to nearest even, ints truncate toward zero, Bool is value != 0).
+func (b *Backend) full(shape []int, dt backend.DType, value float64) *Tensor {
+	t := b.emptyOf(shape, dt)
 	n := uint64(t.NumElements())
 	if n == 0 {
 		return t
@@ -119,15 +119,15 @@ extern "C" __global__ void ember_fill_u64(unsigned long long* p, unsigned long l
 }
 `
 
-// Arange returns [start, start+step, ..., start+(n-1)*step] of dt: each
+// arange returns [start, start+step, ..., start+(n-1)*step] of dt: each
 // element is computed in float64 on the host and converted as Cast does.
-func (b *Backend) Arange(start, step float64, n int, dt backend.DType) backend.Tensor {
+func (b *Backend) arange(start, step float64, n int, dt backend.DType) *Tensor {
 	raw := make([]byte, 8*n)
 	for i := range n {
 		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(start+float64(i)*step))
 	}
 	d := (&backend.TensorData{Shape: []int{n}, DType: backend.F64, Bytes: raw}).Convert(dt)
-	return b.FromData(d)
+	return tensorOf(b.FromData(d))
 }
 
 // stagingSet tracks the pinned host buffers made by Staging, by address.

@@ -4,6 +4,16 @@
 // without CUDA (the backend then reports no devices). It registers itself
 // as "cuda" with priority 50, above every other local backend.
 //
+// Ops arrive as values (ir.Op) through Exec, which dispatches on the op's
+// kind through a kernel table (backend.Kernels) that each ops_*.go file
+// fills from its init function; kernels take the output shape and dtype
+// from the op (ir inferred them) and never recompute them. Every base kind
+// runs on every dtype, and two fast-path kinds have kernels of their own:
+// AdamStep (the fused Adam/AdamW update, bit for bit ir's decomposition,
+// for F32, Flex32 and F64) and CumSum (every dtype but Bool). Supports
+// reports false for any other kind and dtype, and the caller lowers the op
+// with its ir.Spec.Decompose (ir.Run).
+//
 // One Backend drives one GPU through its primary context and one
 // non-blocking stream: every kernel, copy and cuBLAS call is queued on that
 // stream in program order, so operations return before the GPU ran them
@@ -16,9 +26,9 @@
 //
 // Tensors (*Tensor) are views (shape, strides and offset in elements) of a
 // Buffer; Reshape (when the strides allow, as PyTorch's view), Permute,
-// Expand (stride 0), Slice and Flip (negative strides) share it. Kernels
-// are CUDA C compiled by NVRTC for the device's architecture (sm_XY, no
-// fast math), cached per process and on disk under
+// Expand (stride 0), Slice and Flip (negative strides) return views that
+// share it. Kernels are CUDA C compiled by NVRTC for the device's
+// architecture (sm_XY, no fast math), cached per process and on disk under
 // os.UserCacheDir()/ember/cuda.
 //
 // Memory comes from a caching allocator (SPEC-device.md "Memory", after
@@ -36,7 +46,10 @@
 //
 // Matmul runs cublasGemmStridedBatchedEx (F32 in float32 unless SetTF32,
 // F64, F16 and BF16 with float32 accumulation); the elementwise, reduce,
-// cast, random and movement primitives are NVRTC kernels. F16 and BF16
-// need compute capability 8.0. Semantics follow backend/backend.go
-// (PyTorch's).
+// cast, random, movement, indexing, scan and optimizer primitives are
+// NVRTC kernels. F16 and BF16 need compute capability 8.0. Semantics are
+// those documented at the kinds in package ir (PyTorch's), with
+// backend/flex as the reference. Gather, ScatterAdd and IndexSelect check
+// their indices on the device (backend.IndexChecker); DeviceInfo names
+// the GPU (backend.DeviceDescriber).
 package cuda

@@ -40,6 +40,8 @@ var (
 	_ backend.Backend           = (*Backend)(nil)
 	_ backend.MemoryManager     = (*Backend)(nil)
 	_ backend.PerformanceStater = (*Backend)(nil)
+	_ backend.DeviceDescriber   = (*Backend)(nil)
+	_ backend.IndexChecker      = (*Backend)(nil)
 )
 
 // Devices lists every GPU the driver reports (cuda:0, cuda:1, ...); nil

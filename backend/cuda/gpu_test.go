@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 var (
@@ -98,7 +99,7 @@ func TestGPUFullArange(t *testing.T) {
 	b := gpu(t)
 	for _, dt := range backend.AllDTypes {
 		for _, v := range []float64{-2.7, 3.25, 1e5} {
-			got, err := b.ToData(b.Full([]int{33, 5}, dt, v))
+			got, err := b.ToData(ir.Full(b, []int{33, 5}, dt, v))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +110,7 @@ func TestGPUFullArange(t *testing.T) {
 				}
 			}
 		}
-		got, err := b.ToData(b.Arange(-3, 0.5, 20, dt))
+		got, err := b.ToData(arangeOn(b, -3, 0.5, 20, dt))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +173,7 @@ func TestGPUMatmulFloat(t *testing.T) {
 		// 2-d with odd sizes.
 		m, k, n := 67, 45, 33
 		ad, cd := randomData(rng, []int{m, k}, dt), randomData(rng, []int{k, n}, dt)
-		got, err := b.ToData(b.Matmul(b.FromData(ad), b.FromData(cd)))
+		got, err := b.ToData(ir.Matmul(b, b.FromData(ad), b.FromData(cd)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,8 +185,8 @@ func TestGPUMatmulFloat(t *testing.T) {
 		// transposed right operand (a permuted view, passed as OpT).
 		ab := randomData(rng, []int{4, m, k}, dt)
 		ct := randomData(rng, []int{n, k}, dt) // c = ct^T
-		cView := b.Permute(b.FromData(ct), []int{1, 0})
-		got, err = b.ToData(b.Matmul(b.FromData(ab), cView))
+		cView := ir.Permute(b, b.FromData(ct), []int{1, 0})
+		got, err = b.ToData(ir.Matmul(b, b.FromData(ab), cView))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +207,7 @@ func TestGPUMatmulFloat(t *testing.T) {
 	// TF32: allowed error near 3e-4 (METHOD.md); float32 stays far below it.
 	b.SetTF32(true)
 	ad, cd := randomData(rng, []int{256, 512}, backend.F32), randomData(rng, []int{512, 128}, backend.F32)
-	got, err := b.ToData(b.Matmul(b.FromData(ad), b.FromData(cd)))
+	got, err := b.ToData(ir.Matmul(b, b.FromData(ad), b.FromData(cd)))
 	b.SetTF32(false)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +228,7 @@ func TestGPUMatmulBroadcastBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	m, k, n := 9, 13, 7
 	ad, cd := randomData(rng, []int{3, 1, m, k}, backend.F32), randomData(rng, []int{4, k, n}, backend.F32)
-	got, err := b.ToData(b.Matmul(b.FromData(ad), b.FromData(cd)))
+	got, err := b.ToData(ir.Matmul(b, b.FromData(ad), b.FromData(cd)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestGPUMatmulInt(t *testing.T) {
 	for _, dt := range []backend.DType{backend.I64, backend.I32, backend.I8, backend.U8} {
 		m, k, n := 5, 17, 6
 		ad, cd := randomData(rng, []int{2, m, k}, dt), randomData(rng, []int{k, n}, dt)
-		got, err := b.ToData(b.Matmul(b.FromData(ad), b.FromData(cd)))
+		got, err := b.ToData(ir.Matmul(b, b.FromData(ad), b.FromData(cd)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,8 +268,8 @@ func TestGPUViews(t *testing.T) {
 	x := b.FromData(d)
 	v := values(d)
 	// A contiguous row slice and a reshape of it stay views of x's buffer.
-	s := b.Slice(x, []backend.Range{{Start: 1, End: 3, Step: 1}, {Start: 0, End: 6, Step: 1}}).(*Tensor)
-	r := b.Reshape(s, []int{3, 4}).(*Tensor)
+	s := ir.Slice(b, x, []backend.Range{{Start: 1, End: 3, Step: 1}, {Start: 0, End: 6, Step: 1}}).(*Tensor)
+	r := ir.Reshape(b, s, []int{3, 4}).(*Tensor)
 	if r.buf != x.(*Tensor).buf || !r.IsContiguous() || r.offset != 6 {
 		t.Fatalf("reshape of a row slice copied: offset %d contiguous %v", r.offset, r.IsContiguous())
 	}
@@ -282,7 +283,7 @@ func TestGPUViews(t *testing.T) {
 	if copyStrided == nil {
 		t.Skip("strided copy kernel not built in: non-contiguous reads not checked")
 	}
-	f := b.Flip(b.Permute(x, []int{1, 0}), []int{0})
+	f := ir.Flip(b, ir.Permute(b, x, []int{1, 0}), []int{0})
 	got, err = b.ToData(f)
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +315,7 @@ func TestGPUAllocatorReuse(t *testing.T) {
 	// Garbage-collected release: reserved grows during warm-up, then stays flat.
 	var warm uint64
 	for i := 0; i < 2000; i++ {
-		_ = b.Full([]int{1 << 20}, backend.F32, 1)
+		_ = ir.Full(b, []int{1 << 20}, backend.F32, 1)
 		if i == 200 {
 			warm, _ = reserved(b)
 		}
@@ -356,7 +357,7 @@ func TestGPUInstallPoolsCycle(t *testing.T) {
 	workload := func() {
 		var live []*Tensor
 		for i := 0; i < 12; i++ {
-			live = append(live, b.Full([]int{3 << 18}, backend.F32, float64(i)).(*Tensor)) // 3 MiB
+			live = append(live, ir.Full(b, []int{3 << 18}, backend.F32, float64(i)).(*Tensor)) // 3 MiB
 		}
 		for _, x := range live {
 			b.Release(x)
@@ -382,7 +383,7 @@ func TestGPUInstallPoolsCycle(t *testing.T) {
 		t.Fatalf("capped rerun grew: %+v", rep[0])
 	}
 	// A live dynamic buffer blocks a layout change, which then stays.
-	x := b.Full([]int{10}, backend.F32, 1)
+	x := ir.Full(b, []int{10}, backend.F32, 1)
 	var inUse *backend.PoolsInUseError
 	if err := b.MemoryInstallPools(backend.Preset()); !errors.As(err, &inUse) || inUse.BytesInUse < 40 {
 		t.Fatalf("install with a live tensor: %v", err)
@@ -400,7 +401,7 @@ func TestGPUInstallPoolsCycle(t *testing.T) {
 func TestGPUPersistent(t *testing.T) {
 	b := gpu(t)
 	var p *Tensor
-	b.MemoryPersistentAllocations(func() { p = b.Full([]int{1000}, backend.F32, 2).(*Tensor) })
+	b.MemoryPersistentAllocations(func() { p = ir.Full(b, []int{1000}, backend.F32, 2).(*Tensor) })
 	if p.buf.blk.kind != kindPersistent {
 		t.Fatalf("allocation inside MemoryPersistentAllocations is %v", p.buf.blk.kind)
 	}
@@ -419,7 +420,7 @@ func TestGPUOutOfMemory(t *testing.T) {
 	}
 	t.Log(err)
 	// The device still works.
-	if got, err := b.ToData(b.Full([]int{3}, backend.I32, 7)); err != nil || got.Value(2) != 7 {
+	if got, err := b.ToData(ir.Full(b, []int{3}, backend.I32, 7)); err != nil || got.Value(2) != 7 {
 		t.Fatalf("after OOM: %v", err)
 	}
 }

@@ -102,21 +102,22 @@ func castSource(src backend.DType, name, idx string) string {
 	return render(castTmpl, castSpec{Name: name, S: s.S, IDX: idx, Value: value, Cases: cases.String()})
 }
 
-// Cast converts x to dt with backend/flex's semantics (see the family doc
-// above), giving a contiguous tensor; a cast to x's own dtype, or between
-// F32 and Flex32, returns a view of x's buffer.
-func (b *Backend) Cast(x backend.Tensor, dt backend.DType) backend.Tensor {
-	t := tensorOf(x)
-	f32 := func(d backend.DType) bool { return d == backend.F32 || d == backend.Flex32 }
-	if t.dtype == dt || (f32(t.dtype) && f32(dt)) {
+// cast converts t to dt with backend/flex's semantics (see the family doc
+// above), giving a contiguous tensor; a cast to t's own dtype, or between
+// F32 and Flex32, returns a view of t's buffer.
+func (b *Backend) cast(t *Tensor, dt backend.DType) *Tensor {
+	if t.dtype == dt || (isF32(t.dtype) && isF32(dt)) {
 		v := t.view(t.shape, t.strides, t.offset)
 		v.dtype = dt
 		return v
 	}
-	out := b.Empty(t.shape, dt)
+	out := b.emptyOf(t.shape, dt)
 	b.castInto(out, t)
 	return out
 }
+
+// isF32 reports whether dt is stored and computed as float32 (F32, Flex32).
+func isF32(dt backend.DType) bool { return dt == backend.F32 || dt == backend.Flex32 }
 
 // castInto converts t into out (contiguous, t's shape, any dtype).
 func (b *Backend) castInto(out, t *Tensor) {

@@ -4,7 +4,7 @@ import "github.com/emberml/ember/backend"
 
 // The convolution family: im2col (per element size: it moves bits) and
 // col2im (per dtype: it adds), the two halves of Conv2d and
-// ConvTranspose2d around a batched GEMM (Backend.Matmul). Both use the
+// ConvTranspose2d around a batched GEMM (Backend.matmul). Both use the
 // struct Cv of geometry; one thread computes one output element.
 //
 //   - im2col: col [N, C·kh·kw, Ho·Wo] from x [N, C, H, W] (any strides):

@@ -11,8 +11,8 @@ import (
 
 // This file maps Ember dtypes to the C types the generated kernels use and
 // caches the generated kernels. Each kernel family (elementwise, cast,
-// reduce, movement, random, convolution) has one text/template in its own
-// kernels_*.go file; a kernel is generated per (family, dtype, variant),
+// reduce, movement, random, convolution, scan) has one text/template in its
+// own kernels_*.go file; a kernel is generated per (family, dtype, variant),
 // named after all three, and compiled by Backend.Kernel at first use.
 
 // ctype describes how one dtype is stored and computed in CUDA C.

@@ -47,6 +47,8 @@ func allKernelSources() map[string]string {
 		if dt != backend.Bool {
 			name := "ember_col2im_" + ctypeOf(dt).Name
 			add(name, func() string { return col2imSource(dt, name) })
+			name = "ember_cumsum_" + ctypeOf(dt).Name
+			add(name, func() string { return scanSource(dt, name) })
 		}
 	}
 	for _, s := range []int{1, 2, 4, 8} {

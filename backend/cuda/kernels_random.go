@@ -95,11 +95,11 @@ func randomSource(dt backend.DType, name string) string {
 	return render(randomTmpl, sp)
 }
 
-// Random samples a contiguous tensor of shape and dt from dist with the
-// device's Philox stream (see the family doc above; Seed makes the
-// sequence of random ops reproducible).
-func (b *Backend) Random(shape []int, dt backend.DType, dist backend.Distribution) backend.Tensor {
-	out := b.Empty(shape, dt)
+// random samples a contiguous tensor of shape (kept by the result) and dt
+// from dist with the device's Philox stream (see the family doc above;
+// Seed makes the sequence of random ops reproducible).
+func (b *Backend) random(shape []int, dt backend.DType, dist backend.Distribution) *Tensor {
+	out := b.emptyOf(shape, dt)
 	n := numel(shape)
 	if n == 0 {
 		return out

@@ -9,7 +9,10 @@ import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cuda/internal/cu"
 	"github.com/emberml/ember/backend/cuda/internal/cublas"
+	"github.com/emberml/ember/ir"
 )
+
+func init() { kernels.Set(ir.KindMatmul, (*Backend).matmulKernel, nil) }
 
 // SetTF32 lets F32 (and Flex32) matmuls use TF32 tensor cores
 // (CUBLAS_COMPUTE_32F_FAST_TF32: 10-bit mantissa inputs, relative error
@@ -131,20 +134,27 @@ func (b *Backend) operand(x *Tensor, rows, cols int) matOperand {
 	return matOperand{t: x, colMajor: cm, ld: ld, batchStride: bs}
 }
 
-// Matmul multiplies the last two axes, [..., m, k] x [..., k, n] ->
-// [..., m, n], broadcasting the batch axes (PyTorch's matmul for rank >= 2).
-// Floats go through cublasGemmStridedBatchedEx: F32 and Flex32 in float32
-// (TF32 only after SetTF32(true)), F64 in float64, F16 and BF16 with float32
-// accumulation; strided and transposed views are passed to cuBLAS without a
-// copy when a leading dimension and one batch stride describe them. Integer
-// dtypes use a simple kernel with wrapping (two's-complement) arithmetic.
-func (b *Backend) Matmul(x, y backend.Tensor) backend.Tensor {
-	a, c := x.(*Tensor), y.(*Tensor)
-	ra, rb := len(a.shape), len(c.shape)
-	m, k, n := a.shape[ra-2], a.shape[ra-1], c.shape[rb-1]
-	batch := broadcastBatch(a.shape[:ra-2], c.shape[:rb-2])
-	outShape := append(append([]int(nil), batch...), m, n)
-	out := b.Empty(outShape, a.dtype)
+// matmulKernel is the kernel of KindMatmul: op.In[0] × op.In[1] (see
+// matmul), giving op.Shape.
+func (b *Backend) matmulKernel(op ir.Op) ir.Outputs {
+	return ir.One(b.matmul(tensorOf(op.In[0]), tensorOf(op.In[1]), op.Shape))
+}
+
+// matmul multiplies the last two axes, [..., m, k] x [..., k, n] ->
+// [..., m, n], broadcasting the batch axes (PyTorch's matmul for rank >= 2);
+// outShape is the result's shape (the broadcast batch, then m, n), kept by
+// the result. Floats go through cublasGemmStridedBatchedEx: F32 and Flex32
+// in float32 (TF32 only after SetTF32(true)), F64 in float64, F16 and BF16
+// with float32 accumulation; strided and transposed views are passed to
+// cuBLAS without a copy when a leading dimension and one batch stride
+// describe them. Integer dtypes use a simple kernel with wrapping
+// (two's-complement) arithmetic.
+func (b *Backend) matmul(a, c *Tensor, outShape []int) *Tensor {
+	ra, ro := len(a.shape), len(outShape)
+	k := a.shape[ra-1]
+	m, n := outShape[ro-2], outShape[ro-1]
+	batch := outShape[:ro-2]
+	out := b.emptyOf(outShape, a.dtype)
 	nbatch := backend.NumElements(batch)
 	if out.NumElements() == 0 {
 		return out
@@ -153,8 +163,8 @@ func (b *Backend) Matmul(x, y backend.Tensor) backend.Tensor {
 		b.fill(out, make([]byte, a.dtype.Size()))
 		return out
 	}
-	ae := b.Expand(a, append(append([]int(nil), batch...), m, k)).(*Tensor)
-	be := b.Expand(c, append(append([]int(nil), batch...), k, n)).(*Tensor)
+	ae := b.expand(a, append(append([]int(nil), batch...), m, k))
+	be := b.expand(c, append(append([]int(nil), batch...), k, n))
 	if !a.dtype.IsFloat() {
 		b.matmulInt(out, ae, be, nbatch, m, n, k)
 		return out
@@ -213,26 +223,6 @@ func (b *Backend) Matmul(x, y backend.Tensor) backend.Tensor {
 	runtime.KeepAlive(opB.t)
 	if err != nil {
 		panic(b.failf(err, "Matmul %v x %v (%v)", a.shape, c.shape, a.dtype))
-	}
-	return out
-}
-
-// broadcastBatch broadcasts two batch shapes (NumPy rules; validated by the caller).
-func broadcastBatch(x, y []int) []int {
-	n := max(len(x), len(y))
-	out := make([]int, n)
-	for i := range n {
-		dx, dy := 1, 1
-		if j := i - (n - len(x)); j >= 0 {
-			dx = x[j]
-		}
-		if j := i - (n - len(y)); j >= 0 {
-			dy = y[j]
-		}
-		out[i] = max(dx, dy)
-		if dx == 0 || dy == 0 {
-			out[i] = 0
-		}
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cuda/internal/cu"
+	"github.com/emberml/ember/ir"
 )
 
 // kernelMillis times run with device events, bb.N times after one warm-up
@@ -54,8 +55,8 @@ func BenchmarkKernelAdd(bb *testing.B) {
 	b := gpu(bb)
 	n := 1 << 28
 	for _, dt := range []backend.DType{backend.F32, backend.BF16} {
-		x := tensorOf(b.Random([]int{n}, dt, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1}))
-		y := tensorOf(b.Random([]int{n}, dt, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1}))
+		x := b.random([]int{n}, dt, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1})
+		y := b.random([]int{n}, dt, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1})
 		out := b.Empty([]int{n}, dt)
 		for _, blocks := range []int{1 << 20, b.smCount * 16, b.smCount * 4} {
 			bb.Run(fmt.Sprintf("%v/blocks=%d", dt, blocks), func(bb *testing.B) {
@@ -79,19 +80,19 @@ func BenchmarkKernelAdd(bb *testing.B) {
 func BenchmarkKernelOps(bb *testing.B) {
 	b := gpu(bb)
 	n := 1 << 26
-	x := tensorOf(b.Random([]int{8192, n / 8192}, backend.F32, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1}))
+	x := b.random([]int{8192, n / 8192}, backend.F32, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1})
 	bytes := float64(n * 4)
 	cases := []struct {
 		name  string
 		bytes float64
 		run   func()
 	}{
-		{"copy-transposed", 2 * bytes, func() { b.Contiguous(tensorOf(b.Permute(x, []int{1, 0}))) }},
-		{"sum-rows", bytes, func() { b.Reduce(backend.ReduceSum, x, 1, false) }},
-		{"sum-cols", bytes, func() { b.Reduce(backend.ReduceSum, x, 0, false) }},
-		{"argmax-rows", bytes, func() { b.Reduce(backend.ReduceArgMax, x, 1, false) }},
-		{"cast-bf16", 1.5 * bytes, func() { b.Cast(x, backend.BF16) }},
-		{"exp", 2 * bytes, func() { b.Unary(backend.OpExp, x) }},
+		{"copy-transposed", 2 * bytes, func() { b.Contiguous(tensorOf(ir.Permute(b, x, []int{1, 0}))) }},
+		{"sum-rows", bytes, func() { ir.Reduce(b, backend.ReduceSum, x, 1, false) }},
+		{"sum-cols", bytes, func() { ir.Reduce(b, backend.ReduceSum, x, 0, false) }},
+		{"argmax-rows", bytes, func() { ir.Reduce(b, backend.ReduceArgMax, x, 1, false) }},
+		{"cast-bf16", 1.5 * bytes, func() { ir.Cast(b, x, backend.BF16) }},
+		{"exp", 2 * bytes, func() { ir.Unary(b, backend.OpExp, x) }},
 	}
 	for _, c := range cases {
 		bb.Run(c.name, func(bb *testing.B) {

@@ -4,7 +4,13 @@ import (
 	"encoding/binary"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
+
+func init() {
+	kernels.Set(ir.KindConv2d, (*Backend).conv2dKernel, nil)
+	kernels.Set(ir.KindConvTranspose2d, (*Backend).convTranspose2dKernel, nil)
+}
 
 // convGeom is a 2-d convolution's geometry with defaults applied.
 type convGeom struct {
@@ -39,33 +45,42 @@ func cvBlob(n, c, h, w int, g convGeom, ho, wo int, xst []int) []byte {
 	return buf
 }
 
-// Conv2d convolves x [N, Cin, H, W] with w [Cout, Cin/groups, kH, kW]
+// conv2dKernel is the kernel of KindConv2d: op.In[0] convolved with
+// op.In[1] under op.Attrs.Conv (see conv2d), giving op.Shape.
+func (b *Backend) conv2dKernel(op ir.Op) ir.Outputs {
+	return ir.One(b.conv2d(tensorOf(op.In[0]), tensorOf(op.In[1]), op.Attrs.Conv, op.Shape))
+}
+
+// convTranspose2dKernel is the kernel of KindConvTranspose2d: the
+// transposed convolution of op.In[0] with op.In[1] under op.Attrs.Conv
+// (see convTranspose2d), giving op.Shape.
+func (b *Backend) convTranspose2dKernel(op ir.Op) ir.Outputs {
+	return ir.One(b.convTranspose2d(tensorOf(op.In[0]), tensorOf(op.In[1]), op.Attrs.Conv, op.Shape))
+}
+
+// conv2d convolves xt [N, Cin, H, W] with wt [Cout, Cin/groups, kH, kW]
 // (PyTorch's conv2d: a cross-correlation with zero padding, no bias),
-// giving a contiguous [N, Cout, Ho, Wo] with
-// Ho = (H + 2·pad − dilation·(kH−1) − 1)/stride + 1 (likewise Wo): an
-// im2col kernel builds the column matrix [N, groups, Cin/groups·kH·kW,
-// Ho·Wo] (skipped for pointwise kernels) and one batched Matmul multiplies
-// it by the weights (cuBLAS for floats: F16 and BF16 accumulate in
-// float32; the integer kernel, wrapping, for integers). Bool is computed
-// in I64 and tested for != 0, as backend/flex.
-func (b *Backend) Conv2d(x, w backend.Tensor, opts backend.ConvOptions) backend.Tensor {
-	xt, wt := tensorOf(x), tensorOf(w)
+// giving a contiguous tensor of shape [N, Cout, Ho, Wo] (the op's output
+// shape, kept by the result): an im2col kernel builds the column matrix
+// [N, groups, Cin/groups·kH·kW, Ho·Wo] (skipped for pointwise kernels) and
+// one batched matmul multiplies it by the weights (cuBLAS for floats: F16
+// and BF16 accumulate in float32; the integer kernel, wrapping, for
+// integers). Bool is computed in I64 and tested for != 0, as backend/flex.
+func (b *Backend) conv2d(xt, wt *Tensor, opts backend.ConvOptions, shape []int) *Tensor {
 	if xt.dtype == backend.Bool {
-		out := b.Conv2d(b.Cast(xt, backend.I64), b.Cast(wt, backend.I64), opts)
-		return b.Cast(out, backend.Bool)
+		out := b.conv2d(b.cast(xt, backend.I64), b.cast(wt, backend.I64), opts, shape)
+		return b.cast(out, backend.Bool)
 	}
 	g := geometry(wt, opts)
 	n, cin, h, wd := xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3]
 	cout, ipg := wt.shape[0], wt.shape[1]
-	ho := (h+2*g.ph-g.dh*(g.kh-1)-1)/g.sh + 1
-	wo := (wd+2*g.pw-g.dw*(g.kw-1)-1)/g.sw + 1
-	shape := []int{n, cout, ho, wo}
+	ho, wo := shape[2], shape[3]
 	if numel(shape) == 0 {
-		return b.Empty(shape, xt.dtype)
+		return b.emptyOf(shape, xt.dtype)
 	}
 	kk, l := ipg*g.kh*g.kw, ho*wo
 	if kk == 0 {
-		return b.Full(shape, xt.dtype, 0)
+		return b.full(shape, xt.dtype, 0)
 	}
 	var col *Tensor
 	if g.pointwise() {
@@ -80,55 +95,57 @@ func (b *Backend) Conv2d(x, w backend.Tensor, opts backend.ConvOptions) backend.
 		b.Launch(k, grid1(total, blockSize), block1, 0, cvBlob(total, cin, h, wd, g, ho, wo, xt.strides), col.Ptr(), xt.Ptr())
 	}
 	opg := cout / g.groups
-	var prod backend.Tensor
+	var prod *Tensor
 	if g.groups == 1 {
-		prod = b.Matmul(b.Reshape(wt, []int{cout, kk}), b.Reshape(col, []int{n, kk, l}))
+		// [Cout, kk] × [N, kk, L] → [N, Cout, L]
+		prod = b.matmul(b.reshape(wt, []int{cout, kk}), b.reshape(col, []int{n, kk, l}), []int{n, cout, l})
 	} else {
-		prod = b.Matmul(b.Reshape(wt, []int{1, g.groups, opg, kk}), b.Reshape(col, []int{n, g.groups, kk, l}))
+		// [1, G, Cout/G, kk] × [N, G, kk, L] → [N, G, Cout/G, L]
+		prod = b.matmul(b.reshape(wt, []int{1, g.groups, opg, kk}), b.reshape(col, []int{n, g.groups, kk, l}), []int{n, g.groups, opg, l})
 	}
-	return b.Reshape(prod, shape)
+	return b.reshape(prod, shape)
 }
 
-// ConvTranspose2d is the adjoint of Conv2d with the same options (PyTorch's
-// conv_transpose2d, no bias): x [N, Cin, H, W] and w [Cin, Cout/groups,
-// kH, kW] give a contiguous [N, Cout, Ho, Wo] with
+// convTranspose2d is the adjoint of conv2d with the same options
+// (PyTorch's conv_transpose2d, no bias): xt [N, Cin, H, W] and wt [Cin,
+// Cout/groups, kH, kW] give a contiguous tensor of shape [N, Cout, Ho, Wo]
+// (the op's output shape, kept by the result) with
 // Ho = (H−1)·stride − 2·pad + dilation·(kH−1) + outputPadding + 1. One
-// batched Matmul forms the columns wᵀ·x [N, groups, Cout/groups·kH·kW, H·W]
+// batched matmul forms the columns wᵀ·x [N, groups, Cout/groups·kH·kW, H·W]
 // and the col2im kernel sums them into the image (in gather form: no
-// atomics, deterministic). Dtypes as Conv2d.
-func (b *Backend) ConvTranspose2d(x, w backend.Tensor, opts backend.ConvOptions) backend.Tensor {
-	xt, wt := tensorOf(x), tensorOf(w)
+// atomics, deterministic). Dtypes as conv2d.
+func (b *Backend) convTranspose2d(xt, wt *Tensor, opts backend.ConvOptions, shape []int) *Tensor {
 	if xt.dtype == backend.Bool {
-		out := b.ConvTranspose2d(b.Cast(xt, backend.I64), b.Cast(wt, backend.I64), opts)
-		return b.Cast(out, backend.Bool)
+		out := b.convTranspose2d(b.cast(xt, backend.I64), b.cast(wt, backend.I64), opts, shape)
+		return b.cast(out, backend.Bool)
 	}
 	g := geometry(wt, opts)
 	n, cin, h, wd := xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3]
 	opg := wt.shape[1]
 	cout, ipg := opg*g.groups, cin/g.groups
-	ho := (h-1)*g.sh - 2*g.ph + g.dh*(g.kh-1) + opts.OutputPadding[0] + 1
-	wo := (wd-1)*g.sw - 2*g.pw + g.dw*(g.kw-1) + opts.OutputPadding[1] + 1
-	shape := []int{n, cout, ho, wo}
+	ho, wo := shape[2], shape[3]
 	if numel(shape) == 0 {
-		return b.Empty(shape, xt.dtype)
+		return b.emptyOf(shape, xt.dtype)
 	}
 	kk, l := opg*g.kh*g.kw, h*wd
 	if ipg == 0 || l == 0 {
-		return b.Full(shape, xt.dtype, 0)
+		return b.full(shape, xt.dtype, 0)
 	}
-	var col backend.Tensor
+	var col *Tensor
 	if g.groups == 1 {
-		wT := b.Permute(b.Reshape(wt, []int{cin, kk}), []int{1, 0})
-		col = b.Matmul(wT, b.Reshape(xt, []int{n, cin, l}))
+		// wᵀ [kk, Cin] × [N, Cin, L] → [N, kk, L]
+		wT := b.permuteView(b.reshape(wt, []int{cin, kk}), []int{1, 0}, []int{kk, cin})
+		col = b.matmul(wT, b.reshape(xt, []int{n, cin, l}), []int{n, kk, l})
 	} else {
-		wT := b.Permute(b.Reshape(wt, []int{1, g.groups, ipg, kk}), []int{0, 1, 3, 2})
-		col = b.Matmul(wT, b.Reshape(xt, []int{n, g.groups, ipg, l}))
+		// wᵀ [1, G, kk, Cin/G] × [N, G, Cin/G, L] → [N, G, kk, L]
+		wT := b.permuteView(b.reshape(wt, []int{1, g.groups, ipg, kk}), []int{0, 1, 3, 2}, []int{1, g.groups, kk, ipg})
+		col = b.matmul(wT, b.reshape(xt, []int{n, g.groups, ipg, l}), []int{n, g.groups, kk, l})
 	}
 	if g.pointwise() && ho == h && wo == wd {
-		return b.Reshape(col, shape)
+		return b.reshape(col, shape)
 	}
-	ct := b.Contiguous(tensorOf(col))
-	out := b.Empty(shape, xt.dtype)
+	ct := b.Contiguous(col)
+	out := b.emptyOf(shape, xt.dtype)
 	name := "ember_col2im_" + ctypeOf(xt.dtype).Name
 	k := b.kernel(name, func() string { return col2imSource(xt.dtype, name) })
 	total := numel(shape)

@@ -27,7 +27,7 @@ func TestKernelConv(t *testing.T) {
 			try(t, what, func() {
 				x, fx := randomPair(b, rng, c.x, dt, layouts[ci%2])
 				w, fw := randomPair(b, rng, c.w, dt, layouts[0])
-				sameNorm(t, b, b.Conv2d(x, w, c.opts), flexRef.Conv2d(fx, fw, c.opts), what)
+				sameNorm(t, b, convOn(b, false, x, w, c.opts), convOn(flexRef, false, fx, fw, c.opts), what)
 			})
 			what = name("conv_transpose2d ", dt, " case ", ci)
 			try(t, what, func() {
@@ -36,7 +36,7 @@ func TestKernelConv(t *testing.T) {
 				ws := c.w
 				x, fx := randomPair(b, rng, xs, dt, layouts[ci%2])
 				w, fw := randomPair(b, rng, ws, dt, layouts[0])
-				sameNorm(t, b, b.ConvTranspose2d(x, w, c.opts), flexRef.ConvTranspose2d(fx, fw, c.opts), what)
+				sameNorm(t, b, convOn(b, true, x, w, c.opts), convOn(flexRef, true, fx, fw, c.opts), what)
 			})
 		}
 	}

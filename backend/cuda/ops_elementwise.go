@@ -3,12 +3,17 @@ package cuda
 import (
 	"sync"
 
-	"github.com/emberml/ember/backend/internal/layout"
-
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
-func init() { copyStrided = copyStridedKernel }
+func init() {
+	copyStrided = copyStridedKernel
+	kernels.Set(ir.KindUnary, (*Backend).unary, nil)
+	kernels.Set(ir.KindBinary, (*Backend).binary, nil)
+	kernels.Set(ir.KindWhere, (*Backend).where, nil)
+	kernels.Set(ir.KindCast, execCast, nil)
+}
 
 // elemCall describes one elementwise launch: the kernel family (its name
 // prefix, unique per apply and types), the C types of the inputs and the
@@ -276,50 +281,51 @@ func copyStridedKernel(b *Backend, dst, src *Tensor) {
 	b.elementwise(copyCall(src.dtype.Size()), dst.shape, dst, dst.strides, []*Tensor{src}, [][]int{src.strides})
 }
 
-// Unary applies op elementwise to x (any layout), giving a contiguous
-// tensor of x's dtype (backend.UnaryOp; semantics as backend/flex: floats
-// compute in float for F32/F16/BF16 and double for F64 and round once to
-// the dtype; on integers Neg and Abs wrap, Floor/Ceil/Round are the
-// identity and float-only ops go through double and truncate with
-// saturation; on Bool, Not negates).
-func (b *Backend) Unary(op backend.UnaryOp, x backend.Tensor) backend.Tensor {
-	t := tensorOf(x)
-	out := b.Empty(t.shape, t.dtype)
-	b.elementwise(unaryCall(t.dtype, op), t.shape, out, out.strides, []*Tensor{t}, [][]int{t.strides})
-	return out
+// unary is the kernel of KindUnary: op.Sub applied elementwise to op.In[0]
+// (any layout), giving a contiguous tensor of op.Shape and op.DType (x's).
+// Semantics are backend/flex's: floats compute in float for F32/F16/BF16
+// and double for F64 and round once to the dtype; on integers Neg and Abs
+// wrap, Floor/Ceil/Round are the identity and float-only ops go through
+// double and truncate with saturation; on Bool, Not negates.
+func (b *Backend) unary(op ir.Op) ir.Outputs {
+	t := tensorOf(op.In[0])
+	out := b.emptyOf(op.Shape, op.DType)
+	b.elementwise(unaryCall(t.dtype, ir.UnaryOp(op.Sub)), out.shape, out, out.strides, []*Tensor{t}, [][]int{t.strides})
+	return ir.One(out)
 }
 
-// Binary applies op elementwise to a and b (equal dtypes, NumPy
-// broadcasting, any layouts), giving a contiguous tensor of their dtype,
-// or Bool for comparisons. Semantics are backend/flex's: float Add, Sub,
-// Mul, Div, Max and Min run in the dtype's compute type (float for
-// F32/F16/BF16), FloorDiv, Rem, Mod, Pow and Atan2 in double; Max and Min
-// propagate NaN; integers wrap, Div truncates, FloorDiv floors, Rem takes
-// the dividend's sign and Mod the divisor's (MIN / -1 wraps to MIN as in
-// Go); on Bool, arithmetic acts on 0/1 (Add is Or, Mul is And, Sub is Xor).
-// Integer division by zero is rejected by the caller (the kernel would
-// return an unspecified value).
-func (b *Backend) Binary(op backend.BinaryOp, a, bt backend.Tensor) backend.Tensor {
-	x, y := tensorOf(a), tensorOf(bt)
-	shape := layout.BroadcastShapes(x.shape, y.shape)
-	odt := x.dtype
-	if op.IsComparison() {
-		odt = backend.Bool
-	}
-	out := b.Empty(shape, odt)
-	b.elementwise(binaryCall(x.dtype, op), shape, out, out.strides, []*Tensor{x, y},
+// binary is the kernel of KindBinary: op.Sub applied elementwise to
+// op.In[0] and op.In[1] (equal dtypes, NumPy broadcasting to op.Shape, any
+// layouts), giving a contiguous tensor of op.DType (their dtype, or Bool
+// for comparisons). Semantics are backend/flex's: float Add, Sub, Mul, Div,
+// Max and Min run in the dtype's compute type (float for F32/F16/BF16),
+// FloorDiv, Rem, Mod, Pow and Atan2 in double; Max and Min propagate NaN;
+// integers wrap, Div truncates, FloorDiv floors, Rem takes the dividend's
+// sign and Mod the divisor's (MIN / -1 wraps to MIN as in Go); on Bool,
+// arithmetic acts on 0/1 (Add is Or, Mul is And, Sub is Xor). Integer
+// division by zero is rejected by the caller (the kernel would return an
+// unspecified value).
+func (b *Backend) binary(op ir.Op) ir.Outputs {
+	x, y := tensorOf(op.In[0]), tensorOf(op.In[1])
+	out := b.emptyOf(op.Shape, op.DType)
+	shape := out.shape
+	b.elementwise(binaryCall(x.dtype, ir.BinaryOp(op.Sub)), shape, out, out.strides, []*Tensor{x, y},
 		[][]int{broadcastStrides(x, shape), broadcastStrides(y, shape)})
-	return out
+	return ir.One(out)
 }
 
-// Where selects a's element where cond (Bool) is true, else b's; the three
-// broadcast (NumPy) and the result has a's dtype (PyTorch's where). Values
-// are copied bit for bit.
-func (b *Backend) Where(cond, a, bt backend.Tensor) backend.Tensor {
-	c, x, y := tensorOf(cond), tensorOf(a), tensorOf(bt)
-	shape := layout.BroadcastShapes(c.shape, x.shape, y.shape)
-	out := b.Empty(shape, x.dtype)
+// where is the kernel of KindWhere: op.In[1]'s element where op.In[0]
+// (Bool) is true, else op.In[2]'s; the three broadcast to op.Shape (NumPy)
+// and the result has op.DType, the dtype of the two values (PyTorch's
+// where). Values are copied bit for bit.
+func (b *Backend) where(op ir.Op) ir.Outputs {
+	c, x, y := tensorOf(op.In[0]), tensorOf(op.In[1]), tensorOf(op.In[2])
+	out := b.emptyOf(op.Shape, op.DType)
+	shape := out.shape
 	b.elementwise(whereCall(x.dtype.Size()), shape, out, out.strides, []*Tensor{c, x, y},
 		[][]int{broadcastStrides(c, shape), broadcastStrides(x, shape), broadcastStrides(y, shape)})
-	return out
+	return ir.One(out)
 }
+
+// execCast is the kernel of KindCast: op.In[0] converted to op.DType.
+func execCast(b *Backend, op ir.Op) ir.Outputs { return ir.One(b.cast(tensorOf(op.In[0]), op.DType)) }

@@ -6,14 +6,17 @@ import (
 	"runtime"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
+
+func init() { kernels.Set(ir.KindAdamStep, (*Backend).adamStep, adamDType) }
 
 // adamSource is the fused Adam update for one float type T (float or
 // double). Every operation rounds to T with an explicit round-to-nearest
 // intrinsic, so that no multiply-add is contracted: the result is bit for
-// bit the composed sequence of elementwise kernels that
-// backend.AdamStepper documents. mode 1 adds the L2 penalty to the
-// gradient, mode 2 applies the decoupled decay first.
+// bit the composed sequence of elementwise kernels of ir's decomposition
+// of KindAdamStep. mode 1 adds the L2 penalty to the gradient, mode 2
+// applies the decoupled decay first.
 const adamSource = `
 typedef long long i64;
 typedef unsigned long long u64;
@@ -56,12 +59,21 @@ extern "C" __global__ void ember_adam_f64(i64 n, u64 p, u64 g, u64 m, u64 v, u64
 }
 `
 
-// AdamStep runs one Adam/AdamW update of a parameter in one kernel
-// (backend.AdamStepper; the same values, bit for bit, as the composed
-// elementwise ops it documents, for F32, Flex32 and F64). Non-contiguous
-// operands are copied first. Other dtypes report false.
-func (b *Backend) AdamStep(param, grad, m, v backend.Tensor, u backend.AdamUpdate) (backend.Tensor, backend.Tensor, backend.Tensor, bool) {
-	p, g, mt, vt := tensorOf(param), tensorOf(grad), tensorOf(m), tensorOf(v)
+// adamDType reports the dtypes the fused Adam kernel runs: F32, Flex32
+// and F64. Others (F16, BF16) are lowered by the caller with ir's
+// decomposition.
+func adamDType(dt backend.DType) bool {
+	return dt == backend.F32 || dt == backend.Flex32 || dt == backend.F64
+}
+
+// adamStep is the kernel of KindAdamStep: one Adam/AdamW update of the
+// parameter op.Xs[0] with gradient op.Xs[1] and moments op.Xs[2], op.Xs[3]
+// under op.Attrs.Optim, in one kernel, returning Outputs{param, m, v}: the
+// same values, bit for bit, as ir's decomposition into elementwise ops
+// (for F32, Flex32 and F64). Non-contiguous operands are copied first. An
+// op of another dtype is lowered with that decomposition.
+func (b *Backend) adamStep(op ir.Op) ir.Outputs {
+	p, g, mt, vt := tensorOf(op.Xs[0]), tensorOf(op.Xs[1]), tensorOf(op.Xs[2]), tensorOf(op.Xs[3])
 	var name string
 	switch p.dtype {
 	case backend.F32, backend.Flex32:
@@ -69,18 +81,14 @@ func (b *Backend) AdamStep(param, grad, m, v backend.Tensor, u backend.AdamUpdat
 	case backend.F64:
 		name = "ember_adam_f64"
 	default:
-		return nil, nil, nil, false
+		return ir.SpecOf(op.Kind).Decompose(op, b)
 	}
-	for _, t := range []*Tensor{g, mt, vt} {
-		if t.dtype != p.dtype {
-			return nil, nil, nil, false
-		}
-	}
+	u := &op.Attrs.Optim
 	p, g, mt, vt = b.Contiguous(p), b.Contiguous(g), b.Contiguous(mt), b.Contiguous(vt)
-	op, om, ov := b.Empty(p.shape, p.dtype), b.Empty(p.shape, p.dtype), b.Empty(p.shape, p.dtype)
-	n := p.NumElements()
+	op0, om, ov := b.emptyOf(op.Shape, p.dtype), b.emptyOf(op.Shape, p.dtype), b.emptyOf(op.Shape, p.dtype)
+	n := op0.NumElements()
 	if n == 0 {
-		return op, om, ov, true
+		return ir.Outputs{op0, om, ov}
 	}
 	mode := int32(0)
 	switch {
@@ -104,9 +112,13 @@ func (b *Backend) AdamStep(param, grad, m, v backend.Tensor, u backend.AdamUpdat
 	k := b.kernel(name, func() string { return adamSource })
 	var a argPack
 	a.i64(int64(n))
-	for _, t := range []*Tensor{p, g, mt, vt, op, om, ov} {
-		a.u64(t.Ptr())
-	}
+	a.u64(p.Ptr())
+	a.u64(g.Ptr())
+	a.u64(mt.Ptr())
+	a.u64(vt.Ptr())
+	a.u64(op0.Ptr())
+	a.u64(om.Ptr())
+	a.u64(ov.Ptr())
 	a.blob(blob[:])
 	a.i32(mode)
 	b.launchPacked(k, grid1(n, blockSize), block1, 0, a.bytes())
@@ -114,9 +126,7 @@ func (b *Backend) AdamStep(param, grad, m, v backend.Tensor, u backend.AdamUpdat
 	runtime.KeepAlive(g)
 	runtime.KeepAlive(mt)
 	runtime.KeepAlive(vt)
-	return op, om, ov, true
+	return ir.Outputs{op0, om, ov}
 }
 
 func putF64(dst []byte, v float64) { binary.LittleEndian.PutUint64(dst, math.Float64bits(v)) }
-
-var _ backend.AdamStepper = (*Backend)(nil)

@@ -5,50 +5,52 @@ import (
 	"fmt"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
-// Pad pads axis i of x with pads[i][0] elements before and pads[i][1]
-// after, all equal to value converted to x's dtype as Full does (PyTorch's
-// constant pad, one pair per axis in axis order): a fill of the output and
-// a strided copy of x into its interior.
-func (b *Backend) Pad(x backend.Tensor, pads [][2]int, value float64) backend.Tensor {
-	t := tensorOf(x)
-	shape := make([]int, len(t.shape))
-	for i, s := range t.shape {
-		shape[i] = s + pads[i][0] + pads[i][1]
-	}
-	out := tensorOf(b.Full(shape, t.dtype, value))
-	if numel(t.shape) == 0 {
-		return out
-	}
-	off := out.offset
-	for i, p := range pads {
-		off += p[0] * out.strides[i]
-	}
-	copyStrided(b, out.view(t.shape, out.strides, off), t)
-	return out
+func init() {
+	kernels.Set(ir.KindPad, (*Backend).pad, nil)
+	kernels.Set(ir.KindCat, (*Backend).cat, nil)
+	kernels.Set(ir.KindGather, (*Backend).gather, nil)
+	kernels.Set(ir.KindIndexSelect, (*Backend).indexSelect, nil)
+	kernels.Set(ir.KindScatterAdd, (*Backend).scatterAddKernel, nil)
 }
 
-// Cat concatenates tensors of equal dtype along axis (PyTorch's cat; the
-// other axes agree): one strided copy per input into its slab of the
-// contiguous output.
-func (b *Backend) Cat(xs []backend.Tensor, axis int) backend.Tensor {
-	first := tensorOf(xs[0])
-	shape := append([]int{}, first.shape...)
-	shape[axis] = 0
-	for _, x := range xs {
-		shape[axis] += tensorOf(x).shape[axis]
+// pad is the kernel of KindPad: axis i of op.In[0] padded with op.Ints[2i]
+// elements before and op.Ints[2i+1] after, all equal to op.Scalars[0]
+// converted to x's dtype as Full does (PyTorch's constant pad, one pair
+// per axis in axis order), giving op.Shape: a fill of the output and a
+// strided copy of x into its interior.
+func (b *Backend) pad(op ir.Op) ir.Outputs {
+	t := tensorOf(op.In[0])
+	out := b.full(op.Shape, op.DType, op.Scalars[0])
+	if numel(t.shape) == 0 {
+		return ir.One(out)
 	}
-	out := b.Empty(shape, first.dtype)
+	off := out.offset
+	for i := range t.shape {
+		before, _ := op.Pad(i)
+		off += before * out.strides[i]
+	}
+	copyStrided(b, out.view(t.shape, out.strides, off), t)
+	return ir.One(out)
+}
+
+// cat is the kernel of KindCat: op.Xs (one dtype) concatenated along
+// op.Axis into a contiguous tensor of op.Shape (PyTorch's cat; the other
+// axes agree): one strided copy per input into its slab.
+func (b *Backend) cat(op ir.Op) ir.Outputs {
+	axis := op.Axis
+	out := b.emptyOf(op.Shape, op.DType)
 	off := 0
-	for _, x := range xs {
+	for _, x := range op.Xs {
 		t := tensorOf(x)
 		if numel(t.shape) > 0 {
 			copyStrided(b, out.view(t.shape, out.strides, off), t)
 		}
 		off += t.shape[axis] * out.strides[axis]
 	}
-	return out
+	return ir.One(out)
 }
 
 // idxBlob encodes the C struct Idx { i64 n, rank, axis, asize, istride,
@@ -77,17 +79,18 @@ func checkIndexRank(op string, rank int) {
 	}
 }
 
-// Gather returns out with index's shape, out[i][j][k] = x[i][index[i][j][k]][k]
-// for axis 1 and likewise for other axes (PyTorch's gather); index is I64
-// of x's rank (at most 8). An index outside [0, x.shape[axis]) gives 0 and
+// gather is the kernel of KindGather: out of op.Shape (index's),
+// out[i][j][k] = x[i][index[i][j][k]][k] for op.Axis 1 and likewise for
+// other axes (PyTorch's gather), x = op.In[0], index = op.In[1] (I64 of
+// x's rank, at most 8). An index outside [0, x.shape[axis]) gives 0 and
 // makes the next Sync or read fail (see indexError).
-func (b *Backend) Gather(x backend.Tensor, axis int, index backend.Tensor) backend.Tensor {
-	t, ix := tensorOf(x), tensorOf(index)
+func (b *Backend) gather(op ir.Op) ir.Outputs {
+	t, ix, axis := tensorOf(op.In[0]), tensorOf(op.In[1]), op.Axis
 	checkIndexRank("gather", len(ix.shape))
-	out := b.Empty(ix.shape, t.dtype)
+	out := b.emptyOf(op.Shape, op.DType)
 	n := numel(ix.shape)
 	if n == 0 {
-		return out
+		return ir.One(out)
 	}
 	name := "ember_gather_" + bitsType(t.dtype.Size())
 	k := b.kernel(name, func() string {
@@ -95,22 +98,22 @@ func (b *Backend) Gather(x backend.Tensor, axis int, index backend.Tensor) backe
 	})
 	blob := idxBlob(ix.shape, axis, t.shape[axis], 0, ix.strides, t.strides, nil)
 	b.Launch(k, grid1(n, blockSize), block1, 0, blob, out.Ptr(), t.Ptr(), ix.Ptr(), b.statusWord())
-	return out
+	return ir.One(out)
 }
 
-// IndexSelect picks the entries of x along axis named by index (rank-1
-// I64), PyTorch's index_select: the result has x's shape with
-// shape[axis] = len(index). Inputs of rank above 8 are made contiguous and
-// viewed as [outer, size, inner]. An index outside [0, x.shape[axis])
-// gives 0 and makes the next Sync or read fail (see indexError).
-func (b *Backend) IndexSelect(x backend.Tensor, axis int, index backend.Tensor) backend.Tensor {
-	t, ix := tensorOf(x), tensorOf(index)
-	shape := append([]int{}, t.shape...)
-	shape[axis] = ix.shape[0]
-	out := b.Empty(shape, t.dtype)
+// indexSelect is the kernel of KindIndexSelect: the entries of x = op.In[0]
+// along op.Axis named by index = op.In[1] (rank-1 I64), PyTorch's
+// index_select: the result has op.Shape, x's shape with shape[axis] =
+// len(index). Inputs of rank above 8 are made contiguous and viewed as
+// [outer, size, inner]. An index outside [0, x.shape[axis]) gives 0 and
+// makes the next Sync or read fail (see indexError).
+func (b *Backend) indexSelect(op ir.Op) ir.Outputs {
+	t, ix, axis := tensorOf(op.In[0]), tensorOf(op.In[1]), op.Axis
+	shape := op.Shape
+	out := b.emptyOf(shape, op.DType)
 	n := numel(shape)
 	if n == 0 {
-		return out
+		return ir.One(out)
 	}
 	kshape, kst, kaxis := shape, t.strides, axis
 	if len(shape) > maxRank {
@@ -125,25 +128,31 @@ func (b *Backend) IndexSelect(x backend.Tensor, axis int, index backend.Tensor) 
 	})
 	blob := idxBlob(kshape, kaxis, t.shape[axis], ix.strides[0], nil, kst, nil)
 	b.Launch(k, grid1(n, blockSize), block1, 0, blob, out.Ptr(), t.Ptr(), ix.Ptr(), b.statusWord())
-	return out
+	return ir.One(out)
 }
 
-// ScatterAdd returns a contiguous copy of x with src[i][j][k] added at
-// [i][index[i][j][k]][k] for axis 1 and likewise for other axes
-// (PyTorch's scatter_add); index (I64) and src have equal shapes, of x's
-// rank (at most 8). Additions are atomic: integer and Bool results are
-// deterministic, float ones may differ between runs in the last bits. F16
-// and BF16 accumulate in float32 and round once (as backend/flex);
-// integers wrap; Bool ors. An index outside [0, x.shape[axis]) is skipped
-// and makes the next Sync or read fail (see indexError).
-func (b *Backend) ScatterAdd(x backend.Tensor, axis int, index, src backend.Tensor) backend.Tensor {
-	t, ix, sr := tensorOf(x), tensorOf(index), tensorOf(src)
+// scatterAddKernel is the kernel of KindScatterAdd: scatterAddTo of x =
+// op.In[0], index = op.In[1] and src = op.In[2] along op.Axis. F16 and
+// BF16 accumulate in an F32 copy and round once (as backend/flex).
+func (b *Backend) scatterAddKernel(op ir.Op) ir.Outputs {
+	t, ix, sr := tensorOf(op.In[0]), tensorOf(op.In[1]), tensorOf(op.In[2])
 	if t.dtype == backend.F16 || t.dtype == backend.BF16 {
-		acc := b.ScatterAdd(b.Cast(t, backend.F32), axis, ix, b.Cast(sr, backend.F32))
-		return b.Cast(acc, t.dtype)
+		acc := b.scatterAddTo(b.cast(t, backend.F32), op.Axis, ix, b.cast(sr, backend.F32))
+		return ir.One(b.cast(acc, t.dtype))
 	}
+	return ir.One(b.scatterAddTo(t, op.Axis, ix, sr))
+}
+
+// scatterAddTo returns a contiguous copy of t with sr[i][j][k] added at
+// [i][ix[i][j][k]][k] for axis 1 and likewise for other axes (PyTorch's
+// scatter_add); ix (I64) and sr have equal shapes, of t's rank (at most
+// 8), and t is not F16 or BF16. Additions are atomic: integer and Bool
+// results are deterministic, float ones may differ between runs in the
+// last bits. Integers wrap; Bool ors. An index outside [0, t.shape[axis])
+// is skipped and makes the next Sync or read fail (see indexError).
+func (b *Backend) scatterAddTo(t *Tensor, axis int, ix, sr *Tensor) *Tensor {
 	checkIndexRank("scatter_add", len(ix.shape))
-	out := b.Empty(t.shape, t.dtype)
+	out := b.emptyOf(t.shape, t.dtype)
 	copyStrided(b, out, t)
 	n := numel(ix.shape)
 	if n == 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 var movementDTypes = []backend.DType{backend.F64, backend.F32, backend.F16, backend.BF16, backend.I64, backend.I16, backend.U8, backend.Bool}
@@ -18,12 +19,12 @@ func TestKernelPadCat(t *testing.T) {
 		for _, l := range layouts {
 			shape := []int{3, 4, 5}
 			x, fx := randomPair(b, rng, shape, dt, l)
-			pads := [][2]int{{1, 0}, {0, 2}, {3, 1}}
-			same(t, b, b.Pad(x, pads, 2.5), flexRef.Pad(fx, pads, 2.5), name("pad ", dt, " ", l.name))
+			pads := []int{1, 0, 0, 2, 3, 1} // (before, after) per axis
+			same(t, b, ir.Pad(b, x, pads, 2.5), ir.Pad(flexRef, fx, pads, 2.5), name("pad ", dt, " ", l.name))
 			y, fy := randomPair(b, rng, []int{3, 2, 5}, dt, l)
 			z, fz := randomPair(b, rng, []int{3, 0, 5}, dt, l)
-			same(t, b, b.Cat([]backend.Tensor{x, y, z, x}, 1), flexRef.Cat([]backend.Tensor{fx, fy, fz, fx}, 1), name("cat ", dt, " ", l.name))
-			same(t, b, b.Cat([]backend.Tensor{x, x}, 2), flexRef.Cat([]backend.Tensor{fx, fx}, 2), name("cat last ", dt, " ", l.name))
+			same(t, b, ir.Cat(b, []backend.Tensor{x, y, z, x}, 1), ir.Cat(flexRef, []backend.Tensor{fx, fy, fz, fx}, 1), name("cat ", dt, " ", l.name))
+			same(t, b, ir.Cat(b, []backend.Tensor{x, x}, 2), ir.Cat(flexRef, []backend.Tensor{fx, fx}, 2), name("cat last ", dt, " ", l.name))
 		}
 	}
 }
@@ -45,15 +46,15 @@ func TestKernelGatherIndexSelectScatter(t *testing.T) {
 				ishape[axis] = 7
 				id := indexData(rng, l.base(ishape), shape[axis])
 				ix, fix := pair(b, id, l, ishape)
-				same(t, b, b.Gather(x, axis, ix), flexRef.Gather(fx, axis, fix), name("gather ", dt, " ", l.name, " axis ", axis))
+				same(t, b, ir.Gather(b, x, axis, ix), ir.Gather(flexRef, fx, axis, fix), name("gather ", dt, " ", l.name, " axis ", axis))
 
 				sel := indexData(rng, []int{9}, shape[axis])
 				sx, fsx := pair(b, sel, layouts[0], []int{9})
-				same(t, b, b.IndexSelect(x, axis, sx), flexRef.IndexSelect(fx, axis, fsx), name("index_select ", dt, " ", l.name, " axis ", axis))
+				same(t, b, ir.IndexSelect(b, x, axis, sx), ir.IndexSelect(flexRef, fx, axis, fsx), name("index_select ", dt, " ", l.name, " axis ", axis))
 
 				// scatter-add with many duplicate indices
 				src, fsrc := randomPair(b, rng, ishape, dt, l)
-				sameNorm(t, b, b.ScatterAdd(x, axis, ix, src), flexRef.ScatterAdd(fx, axis, fix, fsrc), name("scatter_add ", dt, " ", l.name, " axis ", axis))
+				sameNorm(t, b, ir.ScatterAdd(b, x, axis, ix, src), ir.ScatterAdd(flexRef, fx, axis, fix, fsrc), name("scatter_add ", dt, " ", l.name, " axis ", axis))
 			}
 		}
 	}
@@ -69,9 +70,9 @@ func TestKernelIndexOutOfRange(t *testing.T) {
 		op  string
 		run func(ix backend.Tensor)
 	}{
-		{"gather", func(ix backend.Tensor) { b.Gather(x, 1, ix) }},
-		{"index_select", func(ix backend.Tensor) { b.IndexSelect(x, 1, b.Reshape(ix, []int{3})) }},
-		{"scatter_add", func(ix backend.Tensor) { b.ScatterAdd(x, 1, ix, b.Full([]int{3, 1}, backend.F32, 1)) }},
+		{"gather", func(ix backend.Tensor) { ir.Gather(b, x, 1, ix) }},
+		{"index_select", func(ix backend.Tensor) { ir.IndexSelect(b, x, 1, ir.Reshape(b, ix, []int{3})) }},
+		{"scatter_add", func(ix backend.Tensor) { ir.ScatterAdd(b, x, 1, ix, ir.Full(b, []int{3, 1}, backend.F32, 1)) }},
 	}
 	for _, c := range cases {
 		ix := b.FromData(fromF64([]int{3, 1}, backend.I64, func() float64 { return 7 }))
@@ -94,7 +95,7 @@ func TestKernelIndexOutOfRange(t *testing.T) {
 			t.Errorf("%s: report not cleared: %v", c.op, err)
 		}
 	}
-	if _, err := b.ToData(b.Unary(backend.OpNeg, x)); err != nil {
+	if _, err := b.ToData(ir.Neg(b, x)); err != nil {
 		t.Fatalf("device unusable after bad indices: %v", err)
 	}
 }

@@ -30,7 +30,7 @@ func TestKernelRandom(t *testing.T) {
 	se := 4.5 / math.Sqrt(n)
 	for _, dt := range backend.AllDTypes {
 		read := func(dist backend.Distribution) *backend.TensorData {
-			d, err := b.ToData(b.Random([]int{n}, dt, dist))
+			d, err := b.ToData(randomOn(b, []int{n}, dt, dist))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,10 +80,10 @@ func TestKernelRandom(t *testing.T) {
 		check("bernoulli mean", m, 0.3, se)
 	}
 	b.Seed(42)
-	first, _ := b.ToData(b.Random([]int{1000}, backend.F32, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1}))
-	second, _ := b.ToData(b.Random([]int{1000}, backend.F32, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1}))
+	first, _ := b.ToData(randomOn(b, []int{1000}, backend.F32, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1}))
+	second, _ := b.ToData(randomOn(b, []int{1000}, backend.F32, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1}))
 	b.Seed(42)
-	again, _ := b.ToData(b.Random([]int{1000}, backend.F32, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1}))
+	again, _ := b.ToData(randomOn(b, []int{1000}, backend.F32, backend.Distribution{Kind: backend.DistNormal, A: 0, B: 1}))
 	if string(first.Bytes) != string(again.Bytes) {
 		t.Error("Seed(42) did not reproduce the first sample")
 	}

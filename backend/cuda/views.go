@@ -3,14 +3,26 @@ package cuda
 import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/internal/layout"
+	"github.com/emberml/ember/ir"
 )
 
-// Reshape returns x with shape (equal element count): a view sharing x's
-// buffer when x is contiguous or its strides allow (PyTorch's view rules),
-// else a view of Contiguous(x).
-func (b *Backend) Reshape(x backend.Tensor, shape []int) backend.Tensor {
-	t := x.(*Tensor)
-	shape = append([]int(nil), shape...)
+func init() {
+	kernels.Set(ir.KindReshape, execReshape, nil)
+	kernels.Set(ir.KindPermute, (*Backend).permute, nil)
+	kernels.Set(ir.KindExpand, execExpand, nil)
+	kernels.Set(ir.KindSlice, (*Backend).slice, nil)
+	kernels.Set(ir.KindFlip, (*Backend).flip, nil)
+}
+
+// execReshape is the kernel of KindReshape: op.In[0] viewed as op.Shape.
+func execReshape(b *Backend, op ir.Op) ir.Outputs {
+	return ir.One(b.reshape(tensorOf(op.In[0]), op.Shape))
+}
+
+// reshape returns t with shape (equal element count, kept by the result):
+// a view sharing t's buffer when t is contiguous or its strides allow
+// (PyTorch's view rules), else a view of Contiguous(t).
+func (b *Backend) reshape(t *Tensor, shape []int) *Tensor {
 	if st, ok := reshapeStrides(t.shape, t.strides, shape); ok {
 		return t.view(shape, st, t.offset)
 	}
@@ -62,22 +74,31 @@ func reshapeStrides(shape, strides, newShape []int) ([]int, bool) {
 	return out, true
 }
 
-// Permute returns the view whose axis i is x's axis axes[i].
-func (b *Backend) Permute(x backend.Tensor, axes []int) backend.Tensor {
-	t := x.(*Tensor)
-	shape := make([]int, len(axes))
+// permute is the kernel of KindPermute: the view of op.In[0] whose axis i
+// is the input's axis op.Ints[i] (op.Shape).
+func (b *Backend) permute(op ir.Op) ir.Outputs {
+	return ir.One(b.permuteView(tensorOf(op.In[0]), op.Ints, op.Shape))
+}
+
+// permuteView returns the view of t whose axis i is t's axis axes[i];
+// shape is that view's shape (shape[i] = t's size on axis axes[i]), kept
+// by the result.
+func (b *Backend) permuteView(t *Tensor, axes, shape []int) *Tensor {
 	strides := make([]int, len(axes))
 	for i, a := range axes {
-		shape[i], strides[i] = t.shape[a], t.strides[a]
+		strides[i] = t.strides[a]
 	}
 	return t.view(shape, strides, t.offset)
 }
 
-// Expand returns the view of x broadcast to shape: new leading axes and
-// expanded size-1 axes get stride 0.
-func (b *Backend) Expand(x backend.Tensor, shape []int) backend.Tensor {
-	t := x.(*Tensor)
-	shape = append([]int(nil), shape...)
+// execExpand is the kernel of KindExpand: op.In[0] broadcast to op.Shape.
+func execExpand(b *Backend, op ir.Op) ir.Outputs {
+	return ir.One(b.expand(tensorOf(op.In[0]), op.Shape))
+}
+
+// expand returns the view of t broadcast to shape (kept by the result): new
+// leading axes and expanded size-1 axes get stride 0.
+func (b *Backend) expand(t *Tensor, shape []int) *Tensor {
 	strides := make([]int, len(shape))
 	lead := len(shape) - len(t.shape)
 	for i := range t.shape {
@@ -88,33 +109,32 @@ func (b *Backend) Expand(x backend.Tensor, shape []int) backend.Tensor {
 	return t.view(shape, strides, t.offset)
 }
 
-// Slice returns the view selecting ranges[i] along axis i (Start/End
-// clamped, Step >= 1).
-func (b *Backend) Slice(x backend.Tensor, ranges []backend.Range) backend.Tensor {
-	t := x.(*Tensor)
-	shape := make([]int, len(t.shape))
+// slice is the kernel of KindSlice: the view of op.In[0] selecting
+// op.Attrs.Ranges[i] along axis i (clamped, Step >= 1), of shape op.Shape.
+func (b *Backend) slice(op ir.Op) ir.Outputs {
+	t := tensorOf(op.In[0])
 	strides := make([]int, len(t.shape))
 	off := t.offset
-	for i, r := range ranges {
-		shape[i] = r.Len()
+	for i, r := range op.Attrs.Ranges {
 		strides[i] = t.strides[i] * r.Step
-		if shape[i] > 0 {
+		if op.Shape[i] > 0 {
 			off += r.Start * t.strides[i]
 		}
 	}
-	return t.view(shape, strides, off)
+	return ir.One(t.view(op.Shape, strides, off))
 }
 
-// Flip returns the view with the listed axes reversed (negative strides).
-func (b *Backend) Flip(x backend.Tensor, axes []int) backend.Tensor {
-	t := x.(*Tensor)
+// flip is the kernel of KindFlip: the view of op.In[0] with the axes
+// op.Ints reversed (negative strides).
+func (b *Backend) flip(op ir.Op) ir.Outputs {
+	t := tensorOf(op.In[0])
 	strides := append([]int(nil), t.strides...)
 	off := t.offset
-	for _, a := range axes {
+	for _, a := range op.Ints {
 		if t.shape[a] > 0 {
 			off += (t.shape[a] - 1) * t.strides[a]
 		}
 		strides[a] = -strides[a]
 	}
-	return t.view(append([]int(nil), t.shape...), strides, off)
+	return ir.One(t.view(op.Shape, strides, off))
 }

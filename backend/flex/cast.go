@@ -3,19 +3,25 @@ package flex
 import (
 	"math"
 
-	"github.com/emberml/ember/backend/internal/layout"
-
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/internal/layout"
+	"github.com/emberml/ember/ir"
 )
 
-// Cast converts x to dt. Floats to floats round to nearest even (F64 to
-// F16/BF16 rounds once, not through float32). Floats to integers truncate
-// toward zero and saturate at the target's range, NaN giving 0 (PyTorch
-// leaves out-of-range casts undefined; this is Rust's `as`, which Burn
-// uses). Integers to narrower integers wrap (two's complement, as Go and
-// PyTorch). Anything to Bool is x != 0 (NaN is true); Bool is 0 or 1.
-func (be *Backend) Cast(x backend.Tensor, dt backend.DType) backend.Tensor {
-	t := asTensor(x)
+func init() { kernels.Set(ir.KindCast, (*Backend).cast, nil) }
+
+// cast converts In[0] to op.DType. Floats to floats round to nearest even
+// (F64 to F16/BF16 rounds once, not through float32). Floats to integers
+// truncate toward zero and saturate at the target's range, NaN giving 0
+// (PyTorch leaves out-of-range casts undefined; this is Rust's `as`, which
+// Burn uses). Integers to narrower integers wrap (two's complement, as Go
+// and PyTorch). Anything to Bool is x != 0 (NaN is true); Bool is 0 or 1.
+// A cast between dtypes of one storage (F32 and Flex32, or to the same
+// dtype) is a view.
+func (be *Backend) cast(op ir.Op) ir.Outputs { return ir.One(castTensor(asTensor(op.In[0]), op.DType)) }
+
+// castTensor converts t to dt (see cast).
+func castTensor(t *Tensor, dt backend.DType) *Tensor {
 	if t.dtype == dt || (isF32Store(t.dtype) && isF32Store(dt)) {
 		return &Tensor{dtype: dt, shape: t.shape, strides: t.strides, offset: t.offset, data: t.data}
 	}
@@ -35,9 +41,9 @@ func castStorage(s storage, from, to backend.DType) storage {
 	}
 	switch {
 	case isHalf(from):
-		s = decodeHalf(from, s.(ivec[uint16]))
+		s = decodeHalf(from, ints[uint16](s))
 	case from == backend.Bool:
-		b := s.(bvec)
+		b := bools(s)
 		u := make(ivec[uint8], len(b))
 		for i, v := range b {
 			if v {
@@ -45,15 +51,15 @@ func castStorage(s storage, from, to backend.DType) storage {
 			}
 		}
 		if to == backend.U8 {
-			return u
+			return ist(u)
 		}
-		s = u
+		s = ist(u)
 	}
 	return s.(numeric).castTo(to)
 }
 
-// decodeHalf widens F16 or BF16 bits to float32 (exact).
-func decodeHalf(dt backend.DType, s ivec[uint16]) fvec[float32] {
+// decodeHalf widens F16 or BF16 bits to float32 storage (exact).
+func decodeHalf(dt backend.DType, s ivec[uint16]) *fvec[float32] {
 	out := make(fvec[float32], len(s))
 	dec := backend.F16ToFloat32
 	if dt == backend.BF16 {
@@ -64,11 +70,11 @@ func decodeHalf(dt backend.DType, s ivec[uint16]) fvec[float32] {
 			out[i] = dec(s[i])
 		}
 	})
-	return out
+	return &out
 }
 
 // encodeHalf rounds float32 values to F16 or BF16 bits, nearest even.
-func encodeHalf(dt backend.DType, s []float32) ivec[uint16] {
+func encodeHalf(dt backend.DType, s []float32) *ivec[uint16] {
 	out := make(ivec[uint16], len(s))
 	enc := backend.F16FromFloat32
 	if dt == backend.BF16 {
@@ -79,12 +85,12 @@ func encodeHalf(dt backend.DType, s []float32) ivec[uint16] {
 			out[i] = enc(s[i])
 		}
 	})
-	return out
+	return &out
 }
 
 // toHalf rounds numbers to F16 or BF16 bits once (float32 sources directly,
 // others from their float64 value).
-func toHalf[S number](dt backend.DType, src []S) ivec[uint16] {
+func toHalf[S number](dt backend.DType, src []S) *ivec[uint16] {
 	if f, ok := any(src).([]float32); ok {
 		return encodeHalf(dt, f)
 	}
@@ -98,7 +104,7 @@ func toHalf[S number](dt backend.DType, src []S) ivec[uint16] {
 			out[i] = enc(float64(src[i]))
 		}
 	})
-	return out
+	return &out
 }
 
 // convertT converts with Go's conversion (floats round to nearest even,
@@ -154,78 +160,80 @@ func floatToInt[S float, D integer](src []S) []D {
 }
 
 // nonzero returns x != 0 elementwise.
-func nonzero[T number](src []T) bvec {
+func nonzero[T number](src []T) *bvec {
 	out := make(bvec, len(src))
 	for i, v := range src {
 		out[i] = v != 0
 	}
-	return out
+	return &out
 }
 
-func (s fvec[T]) castTo(dt backend.DType) storage {
+func (p *fvec[T]) castTo(dt backend.DType) storage {
+	s := *p
 	switch dt {
 	case backend.F64:
-		return fvec[float64](convertT[T, float64](s))
+		return fst(convertT[T, float64](s))
 	case backend.F32, backend.Flex32:
-		return fvec[float32](convertT[T, float32](s))
+		return fst(convertT[T, float32](s))
 	case backend.F16, backend.BF16:
 		return toHalf(dt, []T(s))
 	case backend.I64:
-		return ivec[int64](floatToInt[T, int64](s))
+		return ist(floatToInt[T, int64](s))
 	case backend.I32:
-		return ivec[int32](floatToInt[T, int32](s))
+		return ist(floatToInt[T, int32](s))
 	case backend.I16:
-		return ivec[int16](floatToInt[T, int16](s))
+		return ist(floatToInt[T, int16](s))
 	case backend.I8:
-		return ivec[int8](floatToInt[T, int8](s))
+		return ist(floatToInt[T, int8](s))
 	case backend.U64:
-		return ivec[uint64](floatToInt[T, uint64](s))
+		return ist(floatToInt[T, uint64](s))
 	case backend.U32:
-		return ivec[uint32](floatToInt[T, uint32](s))
+		return ist(floatToInt[T, uint32](s))
 	case backend.U16:
-		return ivec[uint16](floatToInt[T, uint16](s))
+		return ist(floatToInt[T, uint16](s))
 	case backend.U8:
-		return ivec[uint8](floatToInt[T, uint8](s))
+		return ist(floatToInt[T, uint8](s))
 	}
 	return nonzero([]T(s))
 }
 
-func (s ivec[T]) castTo(dt backend.DType) storage {
+func (p *ivec[T]) castTo(dt backend.DType) storage {
+	s := *p
 	switch dt {
 	case backend.F64:
-		return fvec[float64](convertT[T, float64](s))
+		return fst(convertT[T, float64](s))
 	case backend.F32, backend.Flex32:
-		return fvec[float32](convertT[T, float32](s))
+		return fst(convertT[T, float32](s))
 	case backend.F16, backend.BF16:
 		return toHalf(dt, []T(s))
 	case backend.I64:
-		return ivec[int64](convertT[T, int64](s))
+		return ist(convertT[T, int64](s))
 	case backend.I32:
-		return ivec[int32](convertT[T, int32](s))
+		return ist(convertT[T, int32](s))
 	case backend.I16:
-		return ivec[int16](convertT[T, int16](s))
+		return ist(convertT[T, int16](s))
 	case backend.I8:
-		return ivec[int8](convertT[T, int8](s))
+		return ist(convertT[T, int8](s))
 	case backend.U64:
-		return ivec[uint64](convertT[T, uint64](s))
+		return ist(convertT[T, uint64](s))
 	case backend.U32:
-		return ivec[uint32](convertT[T, uint32](s))
+		return ist(convertT[T, uint32](s))
 	case backend.U16:
-		return ivec[uint16](convertT[T, uint16](s))
+		return ist(convertT[T, uint16](s))
 	case backend.U8:
-		return ivec[uint8](convertT[T, uint8](s))
+		return ist(convertT[T, uint8](s))
 	}
 	return nonzero([]T(s))
 }
 
-func (s bvec) castTo(dt backend.DType) storage { return castStorage(s, backend.Bool, dt) }
+func (p *bvec) castTo(dt backend.DType) storage { return castStorage(p, backend.Bool, dt) }
 
 // computeOperand returns the storage arithmetic reads for t, with its
 // strides and offset: t's own storage, or for F16/BF16 a dense float32
 // copy.
 func computeOperand(t *Tensor) (storage, []int, int) {
 	if isHalf(t.dtype) {
-		return decodeHalf(t.dtype, t.dense().(ivec[uint16])), layout.RowMajorStrides(t.shape), 0
+		return decodeHalf(t.dtype, ints[uint16](t.dense())), layout.RowMajorStrides(t.shape), 0
 	}
 	return t.data, t.strides, t.offset
 }
@@ -234,8 +242,8 @@ func computeOperand(t *Tensor) (storage, []int, int) {
 // float32 back to F16/BF16 bits when dt is a half type.
 func fromCompute(dt backend.DType, shape []int, s storage) *Tensor {
 	if isHalf(dt) {
-		if f, ok := s.(fvec[float32]); ok {
-			s = encodeHalf(dt, f)
+		if f, ok := s.(*fvec[float32]); ok {
+			s = encodeHalf(dt, *f)
 		}
 	}
 	return newTensor(dt, shape, s)

@@ -1,64 +1,53 @@
 package flex
 
-import "github.com/emberml/ember/backend"
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
+)
 
-// Conv2d convolves x [N, Cin, H, W] with w [Cout, Cin/groups, kH, kW]
-// (PyTorch's conv2d: a cross-correlation with zero padding, no bias),
-// giving [N, Cout, Ho, Wo] with Ho = (H + 2·pad − dilation·(kH−1) − 1)/stride + 1
-// (likewise Wo). F32, Flex32 and F64 run the im2col+GEMM kernels; F16 and
-// BF16 compute in float32 and round once; integers use a plain loop in
-// their own type (wrapping); Bool is computed in I64 and tested for != 0.
-func (be *Backend) Conv2d(x, w backend.Tensor, opts backend.ConvOptions) backend.Tensor {
-	return be.convolve(asTensor(x), asTensor(w), opts, false)
+func init() {
+	kernels.Set(ir.KindConv2d, (*Backend).conv2d, nil)
+	kernels.Set(ir.KindConvTranspose2d, (*Backend).convTranspose2d, nil)
 }
 
-// ConvTranspose2d is the adjoint of Conv2d with the same options
+// conv2d convolves In[0] x [N, Cin, H, W] with In[1] w [Cout, Cin/groups,
+// kH, kW] under op.Attrs.Conv (PyTorch's conv2d: a cross-correlation with
+// zero padding, no bias), giving op.Shape [N, Cout, Ho, Wo]. F32, Flex32
+// and F64 run the im2col+GEMM kernels; F16 and BF16 compute in float32 and
+// round once; integers use a plain loop in their own type (wrapping); Bool
+// is computed in I64 and tested for != 0.
+func (be *Backend) conv2d(op ir.Op) ir.Outputs {
+	return ir.One(convolve(asTensor(op.In[0]), asTensor(op.In[1]), op.Attrs.Conv, op.Shape, false))
+}
+
+// convTranspose2d is the adjoint of conv2d with the same options
 // (PyTorch's conv_transpose2d, no bias): x [N, Cin, H, W] and
-// w [Cin, Cout/groups, kH, kW] give [N, Cout, Ho, Wo] with
-// Ho = (H−1)·stride − 2·pad + dilation·(kH−1) + outputPadding + 1. Dtypes
-// are handled as in Conv2d.
-func (be *Backend) ConvTranspose2d(x, w backend.Tensor, opts backend.ConvOptions) backend.Tensor {
-	return be.convolve(asTensor(x), asTensor(w), opts, true)
-}
-
-// convShape returns the output shape of a convolution.
-func convShape(xs, ws [4]int, o backend.ConvOptions, transpose bool) [4]int {
-	g := max(o.Groups, 1)
-	out := [4]int{xs[0], ws[0], 0, 0}
-	if transpose {
-		out[1] = ws[1] * g
-	}
-	for i := 0; i < 2; i++ {
-		k := o.Dilation[i]*(ws[2+i]-1) + 1
-		if transpose {
-			out[2+i] = (xs[2+i]-1)*o.Stride[i] - 2*o.Padding[i] + k + o.OutputPadding[i]
-		} else {
-			out[2+i] = (xs[2+i]+2*o.Padding[i]-k)/o.Stride[i] + 1
-		}
-	}
-	return out
+// w [Cin, Cout/groups, kH, kW] give op.Shape [N, Cout, Ho, Wo]. Dtypes are
+// handled as in conv2d.
+func (be *Backend) convTranspose2d(op ir.Op) ir.Outputs {
+	return ir.One(convolve(asTensor(op.In[0]), asTensor(op.In[1]), op.Attrs.Conv, op.Shape, true))
 }
 
 func shape4(s []int) [4]int { return [4]int{s[0], s[1], s[2], s[3]} }
 
-func (be *Backend) convolve(x, w *Tensor, o backend.ConvOptions, transpose bool) *Tensor {
-	o = o.WithDefaults()
+// convolve computes the convolution (or its adjoint) of output shape
+// shape.
+func convolve(x, w *Tensor, o backend.ConvOptions, shape []int, transpose bool) *Tensor {
 	dt := x.dtype
 	switch {
 	case isHalf(dt):
-		out := be.convolve(toF32(x), toF32(w), o, transpose)
-		return fromCompute(dt, out.shape, out.data)
+		out := convolve(toF32(x), toF32(w), o, shape, transpose)
+		return fromCompute(dt, shape, out.data)
 	case dt == backend.Bool:
-		out := be.convolve(be.Cast(x, backend.I64).(*Tensor), be.Cast(w, backend.I64).(*Tensor), o, transpose)
-		return be.Cast(out, backend.Bool).(*Tensor)
+		out := convolve(castTensor(x, backend.I64), castTensor(w, backend.I64), o, shape, transpose)
+		return castTensor(out, backend.Bool)
 	}
-	xs, ws := shape4(x.shape), shape4(w.shape)
-	os := convShape(xs, ws, o, transpose)
-	out := x.data.alloc(numel(os[:]))
-	if numel(os[:]) > 0 {
+	xs, ws, os := shape4(x.shape), shape4(w.shape), shape4(shape)
+	out := x.data.alloc(numel(shape))
+	if numel(shape) > 0 {
 		out.(convolver).convInto(x.dense(), xs, w.dense(), ws, o, os, transpose)
 	}
-	return newTensor(dt, os[:], out)
+	return newTensor(dt, shape, out)
 }
 
 // convolver is storage that computes a convolution into itself.
@@ -66,17 +55,18 @@ type convolver interface {
 	convInto(x storage, xs [4]int, w storage, ws [4]int, o backend.ConvOptions, os [4]int, transpose bool)
 }
 
-func (s fvec[T]) convInto(xd storage, xs [4]int, wd storage, ws [4]int, o backend.ConvOptions, os [4]int, transpose bool) {
+func (p *fvec[T]) convInto(xd storage, xs [4]int, wd storage, ws [4]int, o backend.ConvOptions, os [4]int, transpose bool) {
+	s := *p
 	switch out := any([]T(s)).(type) {
 	case []float32:
-		x, w := any([]T(xd.(fvec[T]))).([]float32), any([]T(wd.(fvec[T]))).([]float32)
+		x, w := any([]T(floats[T](xd))).([]float32), any([]T(floats[T](wd))).([]float32)
 		if transpose {
 			convTranspose2dF32(x, xs, w, ws, o, out, os)
 		} else {
 			conv2dF32(x, xs, w, ws, o, out, os)
 		}
 	case []float64:
-		x, w := any([]T(xd.(fvec[T]))).([]float64), any([]T(wd.(fvec[T]))).([]float64)
+		x, w := any([]T(floats[T](xd))).([]float64), any([]T(floats[T](wd))).([]float64)
 		if transpose {
 			convTranspose2dF64(x, xs, w, ws, o, out, os)
 		} else {
@@ -85,8 +75,9 @@ func (s fvec[T]) convInto(xd storage, xs [4]int, wd storage, ws [4]int, o backen
 	}
 }
 
-func (s ivec[T]) convInto(xd storage, xs [4]int, wd storage, ws [4]int, o backend.ConvOptions, os [4]int, transpose bool) {
-	intConv(s, xd.(ivec[T]), xs, wd.(ivec[T]), ws, o, os, transpose)
+func (p *ivec[T]) convInto(xd storage, xs [4]int, wd storage, ws [4]int, o backend.ConvOptions, os [4]int, transpose bool) {
+	s := *p
+	intConv(s, ints[T](xd), xs, ints[T](wd), ws, o, os, transpose)
 }
 
 // intConv is the direct convolution loop (or its adjoint, scattering into

@@ -4,75 +4,88 @@ import (
 	"math"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // allocStorage makes zeroed storage for n elements of dt.
 func allocStorage(dt backend.DType, n int) storage {
 	switch dt {
 	case backend.F64:
-		return make(fvec[float64], n)
+		return fst(make([]float64, n))
 	case backend.F32, backend.Flex32:
-		return make(fvec[float32], n)
+		return fst(make([]float32, n))
 	case backend.F16, backend.BF16, backend.U16:
-		return make(ivec[uint16], n)
+		return ist(make([]uint16, n))
 	case backend.I64:
-		return make(ivec[int64], n)
+		return ist(make([]int64, n))
 	case backend.I32:
-		return make(ivec[int32], n)
+		return ist(make([]int32, n))
 	case backend.I16:
-		return make(ivec[int16], n)
+		return ist(make([]int16, n))
 	case backend.I8:
-		return make(ivec[int8], n)
+		return ist(make([]int8, n))
 	case backend.U64:
-		return make(ivec[uint64], n)
+		return ist(make([]uint64, n))
 	case backend.U32:
-		return make(ivec[uint32], n)
+		return ist(make([]uint32, n))
 	case backend.U8:
-		return make(ivec[uint8], n)
+		return ist(make([]uint8, n))
 	}
-	return make(bvec, n)
+	return bst(make([]bool, n))
 }
 
 // fullStorage makes n elements of dt equal to value converted as Cast does.
 func fullStorage(dt backend.DType, n int, value float64) storage {
-	one := castStorage(fvec[float64]{value}, backend.F64, dt)
+	one := castStorage(fst([]float64{value}), backend.F64, dt)
 	out := one.alloc(n)
 	out.copyFrom(one, []int{n}, []int{1}, 0, []int{0}, 0)
 	return out
 }
 
-// Full makes a tensor of shape filled with value converted to dt (floats
-// round to nearest even, integers truncate toward zero and saturate, Bool
-// is value != 0).
-func (be *Backend) Full(shape []int, dt backend.DType, value float64) backend.Tensor {
-	return newTensor(dt, shape, fullStorage(dt, numel(shape), value))
+func init() {
+	kernels.Set(ir.KindFull, (*Backend).full, nil)
+	kernels.Set(ir.KindArange, (*Backend).arange, nil)
+	kernels.Set(ir.KindRandom, (*Backend).random, nil)
 }
 
-// Arange makes the rank-1 tensor [start, start+step, ..., start+(n-1)*step]:
-// each element is computed in float64 and converted to dt as Cast does.
-func (be *Backend) Arange(start, step float64, n int, dt backend.DType) backend.Tensor {
-	vals := make(fvec[float64], n)
+// full makes a tensor of op.Shape filled with op.Scalars[0] converted to
+// op.DType (floats round to nearest even, integers truncate toward zero and
+// saturate, Bool is value != 0).
+func (be *Backend) full(op ir.Op) ir.Outputs {
+	return ir.One(newTensor(op.DType, op.Shape, fullStorage(op.DType, numel(op.Shape), op.Scalars[0])))
+}
+
+// arange makes the rank-1 tensor [start, start+step, ..., start+(n-1)*step]
+// of op.Shape [n] (Scalars: start, step): each element is computed in
+// float64 and converted to op.DType as Cast does.
+func (be *Backend) arange(op ir.Op) ir.Outputs {
+	start, step := op.Scalars[0], op.Scalars[1]
+	vals := make(fvec[float64], op.Shape[0])
 	for i := range vals {
 		vals[i] = start + float64(i)*step
 	}
-	return newTensor(dt, []int{n}, castStorage(vals, backend.F64, dt))
+	return ir.One(newTensor(op.DType, op.Shape, castStorage(fst(vals), backend.F64, op.DType)))
 }
 
-// Random samples a tensor of shape and dt from dist with the backend's
-// generator (see Seed), element by element in row-major order:
+// random samples a tensor of op.Shape and op.DType from the distribution
+// op.Sub with parameters op.Scalars (A, B), using the backend's generator
+// (see Seed), element by element in row-major order:
 //   - DistDefault, DistUniform: uniform on [A, B) ([0, 1) for Default),
-//     resampled when rounding to dt would reach B; integer dtypes get
-//     floor of the sample (integers in [A, B)); Bool gets Bernoulli(0.5);
+//     resampled when rounding to the dtype would reach B; integer dtypes
+//     get the floor of the sample (integers in [A, B)); Bool gets
+//     Bernoulli(0.5);
 //   - DistNormal: mean A, standard deviation B, converted as Cast does;
 //   - DistBernoulli: 1 with probability A, else 0.
-func (be *Backend) Random(shape []int, dt backend.DType, dist backend.Distribution) backend.Tensor {
-	vals := make(fvec[float64], numel(shape))
+func (be *Backend) random(op ir.Op) ir.Outputs {
+	dist := ir.Distribution{Kind: ir.DistributionKind(op.Sub), A: op.Scalars[0], B: op.Scalars[1]}
+	dt := op.DType
+	vals := make(fvec[float64], numel(op.Shape))
 	be.mu.Lock()
 	for i := range vals {
 		vals[i] = be.sample(dist, dt)
 	}
 	be.mu.Unlock()
-	return newTensor(dt, shape, castStorage(vals, backend.F64, dt))
+	return ir.One(newTensor(dt, op.Shape, castStorage(fst(vals), backend.F64, dt)))
 }
 
 // sample draws one value; be.mu must be held.

@@ -11,28 +11,28 @@ import (
 // ...), the form encoding/binary handles without reflection.
 func raw(s storage) any {
 	switch v := s.(type) {
-	case fvec[float64]:
-		return []float64(v)
-	case fvec[float32]:
-		return []float32(v)
-	case ivec[int64]:
-		return []int64(v)
-	case ivec[int32]:
-		return []int32(v)
-	case ivec[int16]:
-		return []int16(v)
-	case ivec[int8]:
-		return []int8(v)
-	case ivec[uint64]:
-		return []uint64(v)
-	case ivec[uint32]:
-		return []uint32(v)
-	case ivec[uint16]:
-		return []uint16(v)
-	case ivec[uint8]:
-		return []uint8(v)
-	case bvec:
-		return []bool(v)
+	case *fvec[float64]:
+		return []float64(*v)
+	case *fvec[float32]:
+		return []float32(*v)
+	case *ivec[int64]:
+		return []int64(*v)
+	case *ivec[int32]:
+		return []int32(*v)
+	case *ivec[int16]:
+		return []int16(*v)
+	case *ivec[int8]:
+		return []int8(*v)
+	case *ivec[uint64]:
+		return []uint64(*v)
+	case *ivec[uint32]:
+		return []uint32(*v)
+	case *ivec[uint16]:
+		return []uint16(*v)
+	case *ivec[uint8]:
+		return []uint8(*v)
+	case *bvec:
+		return []bool(*v)
 	}
 	panic(fmt.Sprintf("flex: unknown storage %T", s))
 }
@@ -48,7 +48,7 @@ func (be *Backend) FromData(data *backend.TensorData) backend.Tensor {
 	return newTensor(data.DType, data.Shape, s)
 }
 
-// ToData copies t to the host as contiguous row-major little-endian bytes
+// ToData copies x to the host as contiguous row-major little-endian bytes
 // (Bool as 0/1 bytes); views are materialized. The error is always nil.
 func (be *Backend) ToData(x backend.Tensor) (*backend.TensorData, error) {
 	t := asTensor(x)

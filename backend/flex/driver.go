@@ -30,3 +30,7 @@ func (d *Driver) Devices() []backend.DeviceID {
 
 // Priority is the priority given to NewDriver.
 func (d *Driver) Priority() int { return d.priority }
+
+// SingleDevice reports true: the backend has one device, named by its type
+// alone ("flex", not "flex:0").
+func (d *Driver) SingleDevice() bool { return true }

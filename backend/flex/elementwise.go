@@ -1,48 +1,69 @@
 package flex
 
 import (
+	"slices"
+
 	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/internal/layout"
+	"github.com/emberml/ember/ir"
 )
 
-// Unary applies op elementwise (see backend.UnaryOp). The result has x's
-// dtype. Float ops compute in float64 and round once to the dtype (F16 and
-// BF16 through float32). On integers Neg wraps, Floor/Ceil/Round are the
-// identity and float-only ops go through float64 and truncate; on Bool, Not
-// negates.
-func (be *Backend) Unary(op backend.UnaryOp, x backend.Tensor) backend.Tensor {
-	t := asTensor(x)
-	s, st, off := computeOperand(t)
-	return fromCompute(t.dtype, t.shape, s.(numeric).unary(op, t.shape, st, off))
+func init() {
+	kernels.Set(ir.KindUnary, (*Backend).unary, nil)
+	kernels.Set(ir.KindBinary, (*Backend).binary, nil)
+	kernels.Set(ir.KindWhere, (*Backend).where, nil)
 }
 
-// Binary applies op elementwise to a and b of equal dtype, broadcasting
-// their shapes as NumPy. Comparisons return Bool. See backend.BinaryOp and
-// the kernels' docs for integer division, NaN and Bool semantics.
-func (be *Backend) Binary(op backend.BinaryOp, a, b backend.Tensor) backend.Tensor {
-	x, y := asTensor(a), asTensor(b)
-	shape := layout.BroadcastShapes(x.shape, y.shape)
+// unary applies the unary op op.Sub elementwise to In[0] (see ir.UnaryOp).
+// The result has x's dtype. Float ops compute in float64 and round once to
+// the dtype (F16 and BF16 through float32). On integers Neg wraps,
+// Floor/Ceil/Round are the identity and float-only ops go through float64
+// and truncate; on Bool, Not negates.
+func (be *Backend) unary(op ir.Op) ir.Outputs {
+	t := asTensor(op.In[0])
+	s, st, off := computeOperand(t)
+	return ir.One(fromCompute(t.dtype, op.Shape, s.(numeric).unary(ir.UnaryOp(op.Sub), t.shape, st, off)))
+}
+
+// binary applies the binary op op.Sub elementwise to In[0] and In[1] of
+// equal dtype, broadcast (NumPy) to op.Shape. Comparisons return Bool. See
+// ir.BinaryOp and the kernels' docs for integer division, NaN and Bool
+// semantics.
+func (be *Backend) binary(op ir.Op) ir.Outputs {
+	x, y := asTensor(op.In[0]), asTensor(op.In[1])
+	bop := ir.BinaryOp(op.Sub)
+	shape := op.Shape
 	xs, xst, xo := computeOperand(x)
 	ys, yst, yo := computeOperand(y)
-	out := xs.(numeric).binary(op, ys, shape,
-		broadcastStrides(x.shape, xst, shape), xo,
-		broadcastStrides(y.shape, yst, shape), yo)
-	if op.IsComparison() {
-		return newTensor(backend.Bool, shape, out)
+	out := xs.(numeric).binary(bop, ys, shape,
+		operandStrides(x.shape, xst, shape), xo,
+		operandStrides(y.shape, yst, shape), yo)
+	if bop.IsComparison() {
+		return ir.One(newTensor(backend.Bool, shape, out))
 	}
-	return fromCompute(x.dtype, shape, out)
+	return ir.One(fromCompute(x.dtype, shape, out))
 }
 
-// Where selects a's element where cond (Bool) is true, else b's; the three
-// shapes broadcast and the result has a's dtype (PyTorch's where).
-func (be *Backend) Where(cond, a, b backend.Tensor) backend.Tensor {
-	c, x, y := asTensor(cond), asTensor(a), asTensor(b)
-	shape := layout.BroadcastShapes(c.shape, x.shape, y.shape)
+// where selects In[1]'s element where In[0] (Bool) is true, else In[2]'s;
+// the three broadcast to op.Shape and the result has In[1]'s dtype
+// (PyTorch's where).
+func (be *Backend) where(op ir.Op) ir.Outputs {
+	c, x, y := asTensor(op.In[0]), asTensor(op.In[1]), asTensor(op.In[2])
+	shape := op.Shape
 	st := [3][]int{
-		broadcastStrides(c.shape, c.strides, shape),
-		broadcastStrides(x.shape, x.strides, shape),
-		broadcastStrides(y.shape, y.strides, shape),
+		operandStrides(c.shape, c.strides, shape),
+		operandStrides(x.shape, x.strides, shape),
+		operandStrides(y.shape, y.strides, shape),
 	}
-	out := x.data.where(c.data.(bvec), y.data, shape, st, [3]int{c.offset, x.offset, y.offset})
-	return newTensor(x.dtype, shape, out)
+	out := x.data.where(bools(c.data), y.data, shape, st, [3]int{c.offset, x.offset, y.offset})
+	return ir.One(newTensor(x.dtype, shape, out))
+}
+
+// operandStrides returns the strides of an operand of shape and strides
+// broadcast to out: its own strides when shape is out (no allocation),
+// else broadcastStrides.
+func operandStrides(shape, strides, out []int) []int {
+	if slices.Equal(shape, out) {
+		return strides
+	}
+	return broadcastStrides(shape, strides, out)
 }

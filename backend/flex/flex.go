@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // DefaultSeed seeds a backend's generator until its first Seed call, so a
@@ -40,12 +41,31 @@ func (be *Backend) Sync() error { return nil }
 func (be *Backend) Flush() {}
 
 // Seed re-seeds the generator (a PCG from math/rand/v2): after Seed(s) the
-// same sequence of Random calls yields the same values.
+// same sequence of Random ops yields the same values.
 func (be *Backend) Seed(seed uint64) {
 	be.mu.Lock()
 	defer be.mu.Unlock()
 	be.rng = rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 }
+
+// kernels is the table Exec dispatches through; each kernel file fills in
+// its kinds from init.
+var kernels backend.Kernels[*Backend]
+
+// Supports reports whether Exec runs kind k on operands of dtype dt: every
+// base kind for every dtype, and CumSum for every numeric dtype. The
+// fast-path kinds (max pooling, the gradient kernels, the optimizer steps)
+// are left to their decompositions (ir.Run).
+func (be *Backend) Supports(k ir.Kind, dt backend.DType) bool { return kernels.Supports(k, dt) }
+
+// Exec runs op, which has been inferred (see ir.Executor), and returns its
+// output. Kernels take the output shape from op.Shape and may keep it in
+// the tensor they return. It panics with an *ir.UnsupportedError for a
+// kind Supports rejects, with an error wrapping
+// backend.ErrInvalidDevice for an input another backend made, and with an
+// error naming the op for an integer division by zero or an index out of
+// range.
+func (be *Backend) Exec(op ir.Op) ir.Outputs { return kernels.Exec(be, op) }
 
 // SupportsDType reports true for every valid dtype.
 func (be *Backend) SupportsDType(dt backend.DType) bool { return dt.Valid() }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 func TestSeedDeterminism(t *testing.T) {
@@ -13,8 +14,8 @@ func TestSeedDeterminism(t *testing.T) {
 	draw := func() []float64 {
 		var all []float64
 		for _, dt := range backend.AllDTypes {
-			all = append(all, read(t, be.Random([]int{3, 5}, dt, backend.Distribution{Kind: backend.DistNormal, A: 1, B: 3})).v...)
-			all = append(all, read(t, be.Random([]int{7}, dt, backend.Distribution{Kind: backend.DistUniform, A: -4, B: 9})).v...)
+			all = append(all, read(t, random(be, []int{3, 5}, dt, backend.Distribution{Kind: backend.DistNormal, A: 1, B: 3})).v...)
+			all = append(all, read(t, random(be, []int{7}, dt, backend.Distribution{Kind: backend.DistUniform, A: -4, B: 9})).v...)
 		}
 		return all
 	}
@@ -38,9 +39,9 @@ func TestSeedDeterminism(t *testing.T) {
 		t.Error("successive draws repeated the same values")
 	}
 	// a fresh backend starts from DefaultSeed
-	f1 := read(t, New(backend.DeviceID{Type: "flex"}).Random([]int{4}, backend.F64, backend.Distribution{})).v
+	f1 := read(t, random(New(backend.DeviceID{Type: "flex"}), []int{4}, backend.F64, backend.Distribution{})).v
 	be.Seed(DefaultSeed)
-	if !same(f1, read(t, be.Random([]int{4}, backend.F64, backend.Distribution{})).v) {
+	if !same(f1, read(t, random(be, []int{4}, backend.F64, backend.Distribution{})).v) {
 		t.Error("a new backend is not seeded with DefaultSeed")
 	}
 }
@@ -63,7 +64,7 @@ func TestRandomDistributions(t *testing.T) {
 	n := 20000
 	// 5 standard errors: a correct sampler fails with probability < 1e-6
 	for _, dt := range []backend.DType{backend.F64, backend.F32, backend.F16, backend.BF16} {
-		u := read(t, be.Random([]int{n}, dt, backend.Distribution{Kind: backend.DistUniform, A: 2, B: 4})).v
+		u := read(t, random(be, []int{n}, dt, backend.Distribution{Kind: backend.DistUniform, A: 2, B: 4})).v
 		m, s := moments(u)
 		if math.Abs(m-3) > 5*(2/math.Sqrt(12))/math.Sqrt(float64(n)) || math.Abs(s-2/math.Sqrt(12)) > 0.02 {
 			t.Errorf("uniform[2,4) %v: mean %v std %v", dt, m, s)
@@ -73,18 +74,18 @@ func TestRandomDistributions(t *testing.T) {
 				t.Fatalf("uniform[2,4) %v: sample %v out of range", dt, v)
 			}
 		}
-		g := read(t, be.Random([]int{n}, dt, backend.Distribution{Kind: backend.DistNormal, A: -1, B: 2})).v
+		g := read(t, random(be, []int{n}, dt, backend.Distribution{Kind: backend.DistNormal, A: -1, B: 2})).v
 		if m, s := moments(g); math.Abs(m+1) > 5*2/math.Sqrt(float64(n)) || math.Abs(s-2) > 0.05 {
 			t.Errorf("normal(-1, 2) %v: mean %v std %v", dt, m, s)
 		}
-		d := read(t, be.Random([]int{n}, dt, backend.Distribution{})).v
+		d := read(t, random(be, []int{n}, dt, backend.Distribution{})).v
 		if m, _ := moments(d); math.Abs(m-0.5) > 5*0.289/math.Sqrt(float64(n)) {
 			t.Errorf("default %v: mean %v", dt, m)
 		}
 	}
 	p := 0.3
 	for _, dt := range []backend.DType{backend.F32, backend.I32, backend.Bool} {
-		b := read(t, be.Random([]int{n}, dt, backend.Distribution{Kind: backend.DistBernoulli, A: p})).v
+		b := read(t, random(be, []int{n}, dt, backend.Distribution{Kind: backend.DistBernoulli, A: p})).v
 		m, _ := moments(b)
 		if math.Abs(m-p) > 5*math.Sqrt(p*(1-p)/float64(n)) {
 			t.Errorf("bernoulli(0.3) %v: mean %v", dt, m)
@@ -96,7 +97,7 @@ func TestRandomDistributions(t *testing.T) {
 		}
 	}
 	// integer uniform draws every integer of [-3, 3) about equally often
-	iv := read(t, be.Random([]int{n}, backend.I16, backend.Distribution{Kind: backend.DistUniform, A: -3, B: 3})).v
+	iv := read(t, random(be, []int{n}, backend.I16, backend.Distribution{Kind: backend.DistUniform, A: -3, B: 3})).v
 	counts := map[float64]int{}
 	for _, v := range iv {
 		counts[v]++
@@ -153,15 +154,15 @@ func TestLargeParallel(t *testing.T) {
 		for _, l := range layouts[:2] {
 			x := l.make(a, dt)
 			want := ia.withVals(func(i int) float64 { return ia.v[i] + ib.v[i%250] })
-			check(t, "large add "+dt.String()+" "+l.name, tb.Binary(backend.OpAdd, x, mk(b, dt)), want, dt)
-			check(t, "large neg "+dt.String()+" "+l.name, tb.Unary(backend.OpNeg, x), mapRef(ia, func(v float64) float64 { return -v }), dt)
+			check(t, "large add "+dt.String()+" "+l.name, ir.Binary(tb, backend.OpAdd, x, mk(b, dt)), want, dt)
+			check(t, "large neg "+dt.String()+" "+l.name, ir.Unary(tb, backend.OpNeg, x), mapRef(ia, func(v float64) float64 { return -v }), dt)
 			for axis := 0; axis < 2; axis++ {
-				check(t, "large max "+dt.String()+" "+l.name, tb.Reduce(backend.ReduceMax, x, axis, false), refReduce(backend.ReduceMax, ia, axis, false), dt)
+				check(t, "large max "+dt.String()+" "+l.name, ir.Reduce(tb, backend.ReduceMax, x, axis, false), refReduce(backend.ReduceMax, ia, axis, false), dt)
 				if dt != backend.BF16 {
-					check(t, "large sum "+dt.String()+" "+l.name, tb.Reduce(backend.ReduceSum, x, axis, true), refReduce(backend.ReduceSum, ia, axis, true), dt)
+					check(t, "large sum "+dt.String()+" "+l.name, ir.Reduce(tb, backend.ReduceSum, x, axis, true), refReduce(backend.ReduceSum, ia, axis, true), dt)
 				}
 			}
-			check(t, "large cast "+dt.String()+" "+l.name, tb.Cast(x, backend.F64), ia, backend.F64)
+			check(t, "large cast "+dt.String()+" "+l.name, ir.Cast(tb, x, backend.F64), ia, backend.F64)
 		}
 	}
 }

@@ -3,32 +3,35 @@ package flex
 import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/internal/layout"
+	"github.com/emberml/ember/ir"
 )
 
-// Matmul multiplies the last two axes, [..., m, k] x [..., k, n] ->
-// [..., m, n], broadcasting the leading batch axes (PyTorch's matmul for
-// operands of rank >= 2). F32 and F64 run the blocked GEMM directly on
-// row- or column-major views (other layouts are copied first); F16, BF16
-// and Flex32 compute in float32 (F16/BF16 rounded once at the end);
-// integers use a plain loop in their own type (wrapping); Bool is the
-// or-of-ands.
-func (be *Backend) Matmul(a, b backend.Tensor) backend.Tensor {
-	x, y := asTensor(a), asTensor(b)
+func init() { kernels.Set(ir.KindMatmul, (*Backend).matmul, nil) }
+
+// matmul multiplies the last two axes of In[0] and In[1], [..., m, k] x
+// [..., k, n] -> op.Shape [..., m, n], broadcasting the leading batch axes
+// (PyTorch's matmul for operands of rank >= 2). F32 and F64 run the
+// blocked GEMM directly on row- or column-major views (other layouts are
+// copied first); F16, BF16 and Flex32 compute in float32 (F16/BF16 rounded
+// once at the end); integers use a plain loop in their own type
+// (wrapping); Bool is the or-of-ands.
+func (be *Backend) matmul(op ir.Op) ir.Outputs {
+	x, y := asTensor(op.In[0]), asTensor(op.In[1])
 	dt := x.dtype
 	switch {
 	case isHalf(dt):
-		out := matmul(toF32(x), toF32(y))
-		return fromCompute(dt, out.shape, out.data)
+		out := matmul(toF32(x), toF32(y), op.Shape)
+		return ir.One(fromCompute(dt, op.Shape, out.data))
 	case dt == backend.Bool:
-		out := matmul(be.Cast(x, backend.I64).(*Tensor), be.Cast(y, backend.I64).(*Tensor))
-		return be.Cast(out, backend.Bool)
+		out := matmul(castTensor(x, backend.I64), castTensor(y, backend.I64), op.Shape)
+		return ir.One(castTensor(out, backend.Bool))
 	}
-	return matmul(x, y)
+	return ir.One(matmul(x, y, op.Shape))
 }
 
 // toF32 widens an F16/BF16 tensor to a contiguous float32 one.
 func toF32(t *Tensor) *Tensor {
-	return newTensor(backend.F32, t.shape, decodeHalf(t.dtype, t.dense().(ivec[uint16])))
+	return newTensor(backend.F32, t.shape, decodeHalf(t.dtype, ints[uint16](t.dense())))
 }
 
 // matLayout describes the matrix (last two axes) of t for GEMM (see
@@ -48,9 +51,9 @@ type matDesc struct {
 	offs     [][3]int // x, y and out offsets of each batch
 }
 
-// matmul runs a product on tensors of equal dtype whose storage is
-// fvec[float32], fvec[float64] or an integer ivec.
-func matmul(x, y *Tensor) *Tensor {
+// matmul runs a product of output shape shape on tensors of equal dtype
+// whose storage is fvec[float32], fvec[float64] or an integer ivec.
+func matmul(x, y *Tensor, shape []int) *Tensor {
 	var d matDesc
 	if _, isFloat := x.data.(interface{ gemmStorage() }); isFloat {
 		var ok bool
@@ -67,8 +70,7 @@ func matmul(x, y *Tensor) *Tensor {
 	d.m, d.k, d.n = x.shape[ra-2], x.shape[ra-1], y.shape[rb-1]
 	d.xs = [2]int{x.strides[ra-2], x.strides[ra-1]}
 	d.ys = [2]int{y.strides[rb-2], y.strides[rb-1]}
-	batch := layout.BroadcastShapes(x.shape[:ra-2], y.shape[:rb-2])
-	shape := append(append([]int{}, batch...), d.m, d.n)
+	batch := shape[:len(shape)-2]
 	nb := numel(batch)
 	out := x.data.alloc(nb * d.m * d.n)
 	if nb == 0 || d.m == 0 || d.n == 0 || d.k == 0 {
@@ -98,11 +100,12 @@ type matmuler interface {
 	matmulInto(x, y storage, d *matDesc)
 }
 
-func (s fvec[T]) gemmStorage() {}
+func (p *fvec[T]) gemmStorage() {}
 
 // matmulInto runs one GEMM per batch; many small batches run in parallel.
-func (s fvec[T]) matmulInto(xs, ys storage, d *matDesc) {
-	x, y := xs.(fvec[T]), ys.(fvec[T])
+func (p *fvec[T]) matmulInto(xs, ys storage, d *matDesc) {
+	s := *p
+	x, y := floats[T](xs), floats[T](ys)
 	mn := d.m * d.n
 	one := func(o [3]int) {
 		switch c := any([]T(s)).(type) {
@@ -116,8 +119,9 @@ func (s fvec[T]) matmulInto(xs, ys storage, d *matDesc) {
 }
 
 // matmulInto runs the plain triple loop per batch (wrapping arithmetic).
-func (s ivec[T]) matmulInto(xs, ys storage, d *matDesc) {
-	x, y := xs.(ivec[T]), ys.(ivec[T])
+func (p *ivec[T]) matmulInto(xs, ys storage, d *matDesc) {
+	s := *p
+	x, y := ints[T](xs), ints[T](ys)
 	batchParallel(d, func(o [3]int) {
 		c := s[o[2] : o[2]+d.m*d.n]
 		for i := 0; i < d.m; i++ {

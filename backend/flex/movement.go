@@ -4,47 +4,46 @@ import (
 	"fmt"
 
 	"github.com/emberml/ember/backend/internal/layout"
-
-	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
-// Pad pads axis i of x with pads[i][0] elements before and pads[i][1] after,
-// all equal to value converted to x's dtype as Full does (PyTorch's
-// constant pad, one pair per axis in axis order).
-func (be *Backend) Pad(x backend.Tensor, pads [][2]int, value float64) backend.Tensor {
-	t := asTensor(x)
-	shape := make([]int, len(t.shape))
-	for i, s := range t.shape {
-		shape[i] = s + pads[i][0] + pads[i][1]
-	}
-	out := fullStorage(t.dtype, numel(shape), value)
-	st := layout.RowMajorStrides(shape)
-	off := 0
-	for i, p := range pads {
-		off += p[0] * st[i]
-	}
-	out.copyFrom(t.data, t.shape, st, off, t.strides, t.offset)
-	return newTensor(t.dtype, shape, out)
+func init() {
+	kernels.Set(ir.KindPad, (*Backend).pad, nil)
+	kernels.Set(ir.KindCat, (*Backend).cat, nil)
+	kernels.Set(ir.KindGather, (*Backend).gather, nil)
+	kernels.Set(ir.KindScatterAdd, (*Backend).scatterAdd, nil)
+	kernels.Set(ir.KindIndexSelect, (*Backend).indexSelect, nil)
 }
 
-// Cat concatenates tensors of equal dtype along axis (PyTorch's cat); the
-// other axes agree.
-func (be *Backend) Cat(xs []backend.Tensor, axis int) backend.Tensor {
-	first := asTensor(xs[0])
-	shape := append([]int{}, first.shape...)
-	shape[axis] = 0
-	for _, x := range xs {
-		shape[axis] += asTensor(x).shape[axis]
-	}
-	out := allocStorage(first.dtype, numel(shape))
-	st := layout.RowMajorStrides(shape)
+// pad pads axis i of In[0] with op.Pad(i) elements before and after, all
+// equal to op.Scalars[0] converted to x's dtype as Full does (PyTorch's
+// constant pad, one pair per axis in axis order).
+func (be *Backend) pad(op ir.Op) ir.Outputs {
+	t := asTensor(op.In[0])
+	out := fullStorage(t.dtype, numel(op.Shape), op.Scalars[0])
+	res := newTensor(t.dtype, op.Shape, out)
 	off := 0
-	for _, x := range xs {
-		t := asTensor(x)
-		out.copyFrom(t.data, t.shape, st, off, t.strides, t.offset)
-		off += t.shape[axis] * st[axis]
+	for i := range t.shape {
+		before, _ := op.Pad(i)
+		off += before * res.strides[i]
 	}
-	return newTensor(first.dtype, shape, out)
+	out.copyFrom(t.data, t.shape, res.strides, off, t.strides, t.offset)
+	return ir.One(res)
+}
+
+// cat concatenates op.Xs (one dtype) along op.Axis (PyTorch's cat); the
+// other axes agree.
+func (be *Backend) cat(op ir.Op) ir.Outputs {
+	first := asTensor(op.Xs[0])
+	out := allocStorage(first.dtype, numel(op.Shape))
+	res := newTensor(first.dtype, op.Shape, out)
+	off := 0
+	for _, x := range op.Xs {
+		t := asTensor(x)
+		out.copyFrom(t.data, t.shape, res.strides, off, t.strides, t.offset)
+		off += t.shape[op.Axis] * res.strides[op.Axis]
+	}
+	return ir.One(res)
 }
 
 // indexOffsets reads an I64 index tensor, checks each value against size
@@ -52,7 +51,7 @@ func (be *Backend) Cat(xs []backend.Tensor, axis int) backend.Tensor {
 // out of [0, size)), and returns value*stride for each element in
 // row-major order.
 func indexOffsets(op string, index *Tensor, size, stride int) []int {
-	idx := index.dense().(ivec[int64])
+	idx := ints[int64](index.dense())
 	offs := make([]int, len(idx))
 	for i, v := range idx {
 		if v < 0 || v >= int64(size) {
@@ -83,29 +82,31 @@ func positions(shape, strides []int, base, axis int, add []int, addStrides []int
 	return pos
 }
 
-// Gather returns out with index's shape, out[i][j][k] = x[i][index[i][j][k]][k]
-// for axis 1 and likewise for other axes (PyTorch's gather). index is I64
-// of x's rank; an index outside [0, x.shape[axis]) panics with an error
-// naming the value and the size.
-func (be *Backend) Gather(x backend.Tensor, axis int, index backend.Tensor) backend.Tensor {
-	t, ix := asTensor(x), asTensor(index)
+// gather returns out with index's shape, out[i][j][k] = x[i][index[i][j][k]][k]
+// for axis 1 and likewise for other axes (PyTorch's gather); In[0] is x,
+// In[1] the I64 index of x's rank. An index outside [0, x.shape[axis])
+// panics with an error naming the value and the size.
+func (be *Backend) gather(op ir.Op) ir.Outputs {
+	t, ix := asTensor(op.In[0]), asTensor(op.In[1])
+	axis := op.Axis
 	add := indexOffsets("gather", ix, t.shape[axis], t.strides[axis])
 	pos := positions(ix.shape, t.strides, t.offset, axis, add, layout.RowMajorStrides(ix.shape))
-	return newTensor(t.dtype, ix.shape, t.data.take(pos))
+	return ir.One(newTensor(t.dtype, op.Shape, t.data.take(pos)))
 }
 
-// ScatterAdd returns a copy of x with src[i][j][k] added at
-// [i][index[i][j][k]][k] for axis 1 and likewise for other axes
-// (PyTorch's scatter_add); index (I64) and src have equal shapes. F16 and
-// BF16 accumulate in float32 and round once; integers wrap; Bool ors. An
-// index outside [0, x.shape[axis]) panics with an error naming the value
-// and the size.
-func (be *Backend) ScatterAdd(x backend.Tensor, axis int, index, src backend.Tensor) backend.Tensor {
-	t, ix, sr := asTensor(x), asTensor(index), asTensor(src)
+// scatterAdd returns a copy of In[0] (x) with In[2] (src) [i][j][k] added
+// at [i][index[i][j][k]][k] for axis 1 and likewise for other axes
+// (PyTorch's scatter_add); In[1] (index, I64) and src have equal shapes.
+// F16 and BF16 accumulate in float32 and round once; integers wrap; Bool
+// ors. An index outside [0, x.shape[axis]) panics with an error naming the
+// value and the size.
+func (be *Backend) scatterAdd(op ir.Op) ir.Outputs {
+	t, ix, sr := asTensor(op.In[0]), asTensor(op.In[1]), asTensor(op.In[2])
+	axis := op.Axis
 	var out, vals storage
 	if isHalf(t.dtype) {
-		out = decodeHalf(t.dtype, t.dense().(ivec[uint16]))
-		vals = decodeHalf(sr.dtype, sr.dense().(ivec[uint16]))
+		out = decodeHalf(t.dtype, ints[uint16](t.dense()))
+		vals = decodeHalf(sr.dtype, ints[uint16](sr.dense()))
 	} else {
 		d := t.dense()
 		out = d.alloc(d.length())
@@ -116,20 +117,19 @@ func (be *Backend) ScatterAdd(x backend.Tensor, axis int, index, src backend.Ten
 	add := indexOffsets("scatter_add", ix, t.shape[axis], st[axis])
 	pos := positions(ix.shape, st, 0, axis, add, layout.RowMajorStrides(ix.shape))
 	out.(numeric).scatterAdd(pos, vals)
-	return fromCompute(t.dtype, t.shape, out)
+	return ir.One(fromCompute(t.dtype, op.Shape, out))
 }
 
-// IndexSelect picks the entries of x along axis named by index (rank-1
-// I64), PyTorch's index_select: the result has x's shape with
-// shape[axis] = len(index). An index outside [0, x.shape[axis]) panics with
-// an error naming the value and the size.
-func (be *Backend) IndexSelect(x backend.Tensor, axis int, index backend.Tensor) backend.Tensor {
-	t, ix := asTensor(x), asTensor(index)
+// indexSelect picks the entries of In[0] along op.Axis named by In[1]
+// (rank-1 I64), PyTorch's index_select: op.Shape is x's shape with
+// shape[axis] = len(index). An index outside [0, x.shape[axis]) panics
+// with an error naming the value and the size.
+func (be *Backend) indexSelect(op ir.Op) ir.Outputs {
+	t, ix := asTensor(op.In[0]), asTensor(op.In[1])
+	axis := op.Axis
 	add := indexOffsets("index_select", ix, t.shape[axis], t.strides[axis])
-	shape := append([]int{}, t.shape...)
-	shape[axis] = len(add)
-	addSt := make([]int, len(shape))
+	addSt := make([]int, len(op.Shape))
 	addSt[axis] = 1
-	pos := positions(shape, t.strides, t.offset, axis, add, addSt)
-	return newTensor(t.dtype, shape, t.data.take(pos))
+	pos := positions(op.Shape, t.strides, t.offset, axis, add, addSt)
+	return ir.One(newTensor(t.dtype, op.Shape, t.data.take(pos)))
 }

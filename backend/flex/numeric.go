@@ -10,7 +10,7 @@ import (
 // first.
 type numeric interface {
 	storage
-	// castTo converts dense storage to dt (see Backend.Cast).
+	// castTo converts dense storage to dt (see castTensor).
 	castTo(dt backend.DType) storage
 	// unary applies op to the strided view, returning dense storage of the
 	// same element type.
@@ -24,12 +24,22 @@ type numeric interface {
 	reduce(op backend.ReduceOp, outer, r, inner int) storage
 	// scatterAdd adds src[i] to element pos[i] of the receiver, in place.
 	scatterAdd(pos []int, src storage)
+	// cumsum returns the inclusive prefix sums of dense [outer, n, inner]
+	// data along n; narrow float32 data accumulates in float32 (the
+	// widened F16 and BF16), other floats in float64.
+	cumsum(outer, n, inner int, narrow bool) storage
 }
 
 // unaryLoop maps f over a strided view into dense storage.
 func unaryLoop[T, O any](a []T, shape, st []int, off int, f func(T) O) []O {
 	out := make([]O, numel(shape))
-	if denseStrides(shape, st) {
+	if layout.IsRowMajor(shape, st) {
+		if len(out) < parallelMin { // one chunk: no closure to allocate
+			for j, v := range a[off : off+len(out)] {
+				out[j] = f(v)
+			}
+			return out
+		}
 		parallelFor(len(out), func(lo, hi int) {
 			for j, v := range a[off+lo : off+hi] {
 				out[lo+j] = f(v)
@@ -60,7 +70,11 @@ func unaryLoop[T, O any](a []T, shape, st []int, off int, f func(T) O) []O {
 // contiguous.
 func binaryLoop[T, O any](a, b []T, shape, as []int, ao int, bs []int, bo int, f func(T, T) O, fast func(o []O, a, b []T)) []O {
 	out := make([]O, numel(shape))
-	if fast != nil && denseStrides(shape, as) && denseStrides(shape, bs) {
+	if fast != nil && layout.IsRowMajor(shape, as) && layout.IsRowMajor(shape, bs) {
+		if n := len(out); n < parallelMin { // one chunk: no closure to allocate
+			fast(out, a[ao:ao+n], b[bo:bo+n])
+			return out
+		}
 		parallelFor(len(out), func(lo, hi int) {
 			fast(out[lo:hi], a[ao+lo:ao+hi], b[bo+lo:bo+hi])
 		})
@@ -90,67 +104,63 @@ func binaryLoop[T, O any](a, b []T, shape, as []int, ao int, bs []int, bo int, f
 	return out
 }
 
-func (s fvec[T]) unary(op backend.UnaryOp, shape, st []int, off int) storage {
-	return fvec[T](unaryLoop(s, shape, st, off, floatUnary[T](op)))
+func (p *fvec[T]) unary(op backend.UnaryOp, shape, st []int, off int) storage {
+	s := *p
+	return fst(unaryLoop(s, shape, st, off, floatUnary[T](op)))
 }
 
-func (s ivec[T]) unary(op backend.UnaryOp, shape, st []int, off int) storage {
-	return ivec[T](unaryLoop(s, shape, st, off, intUnary[T](op)))
+func (p *ivec[T]) unary(op backend.UnaryOp, shape, st []int, off int) storage {
+	s := *p
+	return ist(unaryLoop(s, shape, st, off, intUnary[T](op)))
 }
 
-func (s bvec) unary(op backend.UnaryOp, shape, st []int, off int) storage {
-	return bvec(unaryLoop(s, shape, st, off, boolUnary(op)))
+func (p *bvec) unary(op backend.UnaryOp, shape, st []int, off int) storage {
+	s := *p
+	return bst(unaryLoop(s, shape, st, off, boolUnary(op)))
 }
 
-func (s fvec[T]) binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage {
+func (p *fvec[T]) binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage {
+	s := *p
 	if op.IsComparison() {
-		return bvec(binaryLoop(s, b.(fvec[T]), shape, as, ao, bs, bo, compare[T](op), nil))
+		return bst(binaryLoop(s, floats[T](b), shape, as, ao, bs, bo, compare[T](op), nil))
 	}
-	return fvec[T](binaryLoop(s, b.(fvec[T]), shape, as, ao, bs, bo, floatBinary[T](op), fastBinary[T](op)))
+	return fst(binaryLoop(s, floats[T](b), shape, as, ao, bs, bo, floatBinary[T](op), fastBinary[T](op)))
 }
 
-func (s ivec[T]) binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage {
+func (p *ivec[T]) binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage {
+	s := *p
 	if op.IsComparison() {
-		return bvec(binaryLoop(s, b.(ivec[T]), shape, as, ao, bs, bo, compare[T](op), nil))
+		return bst(binaryLoop(s, ints[T](b), shape, as, ao, bs, bo, compare[T](op), nil))
 	}
 	var fast func(o, a, b []T)
 	if op == backend.OpAdd || op == backend.OpSub || op == backend.OpMul || op == backend.OpMax || op == backend.OpMin {
 		fast = fastBinary[T](op)
 	}
-	return ivec[T](binaryLoop(s, b.(ivec[T]), shape, as, ao, bs, bo, intBinary[T](op), fast))
+	return ist(binaryLoop(s, ints[T](b), shape, as, ao, bs, bo, intBinary[T](op), fast))
 }
 
-func (s bvec) binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage {
-	return bvec(binaryLoop(s, b.(bvec), shape, as, ao, bs, bo, boolBinary(op), nil))
+func (p *bvec) binary(op backend.BinaryOp, b storage, shape, as []int, ao int, bs []int, bo int) storage {
+	s := *p
+	return bst(binaryLoop(s, bools(b), shape, as, ao, bs, bo, boolBinary(op), nil))
 }
 
-func (s fvec[T]) scatterAdd(pos []int, src storage) {
-	for i, v := range src.(fvec[T]) {
+func (p *fvec[T]) scatterAdd(pos []int, src storage) {
+	s := *p
+	for i, v := range floats[T](src) {
 		s[pos[i]] += v
 	}
 }
 
-func (s ivec[T]) scatterAdd(pos []int, src storage) {
-	for i, v := range src.(ivec[T]) {
+func (p *ivec[T]) scatterAdd(pos []int, src storage) {
+	s := *p
+	for i, v := range ints[T](src) {
 		s[pos[i]] += v
 	}
 }
 
-func (s bvec) scatterAdd(pos []int, src storage) {
-	for i, v := range src.(bvec) {
+func (p *bvec) scatterAdd(pos []int, src storage) {
+	s := *p
+	for i, v := range bools(src) {
 		s[pos[i]] = s[pos[i]] || v
 	}
-}
-
-// denseStrides reports whether st are the row-major strides of shape (axes
-// of size 1 may have any stride).
-func denseStrides(shape, st []int) bool {
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		if shape[i] != 1 && st[i] != s {
-			return false
-		}
-		s *= shape[i]
-	}
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 func benchTensor(shape []int, dt backend.DType) *Tensor {
@@ -15,7 +16,7 @@ func BenchmarkAddF32Contiguous1M(b *testing.B) {
 	x, y := benchTensor([]int{1024, 1024}, backend.F32), benchTensor([]int{1024, 1024}, backend.F32)
 	b.SetBytes(3 * 4 << 20)
 	for b.Loop() {
-		tb.Binary(backend.OpAdd, x, y)
+		ir.Binary(tb, backend.OpAdd, x, y)
 	}
 }
 
@@ -23,7 +24,7 @@ func BenchmarkAddF32Scalar1M(b *testing.B) {
 	x, y := benchTensor([]int{1024, 1024}, backend.F32), benchTensor(nil, backend.F32)
 	b.SetBytes(2 * 4 << 20)
 	for b.Loop() {
-		tb.Binary(backend.OpMul, x, y)
+		ir.Binary(tb, backend.OpMul, x, y)
 	}
 }
 
@@ -31,16 +32,16 @@ func BenchmarkAddF32Row1M(b *testing.B) {
 	x, y := benchTensor([]int{1024, 1024}, backend.F32), benchTensor([]int{1024}, backend.F32)
 	b.SetBytes(2 * 4 << 20)
 	for b.Loop() {
-		tb.Binary(backend.OpAdd, x, y)
+		ir.Binary(tb, backend.OpAdd, x, y)
 	}
 }
 
 func BenchmarkAddF32Transposed1M(b *testing.B) {
 	x, y := benchTensor([]int{1024, 1024}, backend.F32), benchTensor([]int{1024, 1024}, backend.F32)
-	xt := tb.Permute(x, []int{1, 0})
+	xt := ir.Permute(tb, x, []int{1, 0})
 	b.SetBytes(3 * 4 << 20)
 	for b.Loop() {
-		tb.Binary(backend.OpAdd, xt, y)
+		ir.Binary(tb, backend.OpAdd, xt, y)
 	}
 }
 
@@ -48,15 +49,15 @@ func BenchmarkExpF32_1M(b *testing.B) {
 	x := benchTensor([]int{1024, 1024}, backend.F32)
 	b.SetBytes(2 * 4 << 20)
 	for b.Loop() {
-		tb.Unary(backend.OpExp, x)
+		ir.Unary(tb, backend.OpExp, x)
 	}
 }
 
 func BenchmarkMaxF32Relu1M(b *testing.B) {
-	x, z := benchTensor([]int{1024, 1024}, backend.F32), tb.Full(nil, backend.F32, 0)
+	x, z := benchTensor([]int{1024, 1024}, backend.F32), ir.Full(tb, nil, backend.F32, 0)
 	b.SetBytes(2 * 4 << 20)
 	for b.Loop() {
-		tb.Binary(backend.OpMax, x, z)
+		ir.Binary(tb, backend.OpMax, x, z)
 	}
 }
 
@@ -64,7 +65,7 @@ func BenchmarkSumF32LastAxis1M(b *testing.B) {
 	x := benchTensor([]int{1024, 1024}, backend.F32)
 	b.SetBytes(4 << 20)
 	for b.Loop() {
-		tb.Reduce(backend.ReduceSum, x, 1, false)
+		ir.Reduce(tb, backend.ReduceSum, x, 1, false)
 	}
 }
 
@@ -72,27 +73,27 @@ func BenchmarkSumF32FirstAxis1M(b *testing.B) {
 	x := benchTensor([]int{1024, 1024}, backend.F32)
 	b.SetBytes(4 << 20)
 	for b.Loop() {
-		tb.Reduce(backend.ReduceSum, x, 0, false)
+		ir.Reduce(tb, backend.ReduceSum, x, 0, false)
 	}
 }
 
 func BenchmarkMatmulF32_256(b *testing.B) {
 	x, y := benchTensor([]int{256, 256}, backend.F32), benchTensor([]int{256, 256}, backend.F32)
 	for b.Loop() {
-		tb.Matmul(x, y)
+		ir.Matmul(tb, x, y)
 	}
 }
 
 func BenchmarkTinyAddF32(b *testing.B) {
 	x, y := benchTensor([]int{4}, backend.F32), benchTensor([]int{4}, backend.F32)
 	for b.Loop() {
-		tb.Binary(backend.OpAdd, x, y)
+		ir.Binary(tb, backend.OpAdd, x, y)
 	}
 }
 
 func BenchmarkCastF32ToBF16_1M(b *testing.B) {
 	x := benchTensor([]int{1024, 1024}, backend.F32)
 	for b.Loop() {
-		tb.Cast(x, backend.BF16)
+		ir.Cast(tb, x, backend.BF16)
 	}
 }

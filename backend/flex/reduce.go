@@ -4,37 +4,43 @@ import (
 	"math"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
-// Reduce reduces x along axis (PyTorch's sum/prod/amax/amin/argmax/argmin
-// with dim and keepdim). Sum, Prod, Max and Min keep x's dtype; float32
-// (and F16, BF16, Flex32) sums and products accumulate in float64; integer
-// sums wrap. Max, Min, ArgMax and ArgMin propagate NaN (ArgMax/ArgMin give
-// the first NaN's index) and ties pick the lowest index; the Arg ops return
-// I64. On Bool, Sum and Max are "any", Prod and Min "all". An empty axis
-// gives Sum 0, Prod 1, Max -Inf (the smallest integer, false), Min +Inf
-// (the largest integer, true) and index 0.
-func (be *Backend) Reduce(op backend.ReduceOp, x backend.Tensor, axis int, keepDim bool) backend.Tensor {
-	t := asTensor(x)
-	outer := numel(t.shape[:axis])
-	r := t.shape[axis]
-	inner := numel(t.shape[axis+1:])
-	var s storage
+func init() { kernels.Set(ir.KindReduce, (*Backend).reduce, nil) }
+
+// reduce reduces In[0] along op.Axis with the reduction op.Sub (PyTorch's
+// sum/prod/amax/amin/argmax/argmin with dim and keepdim; op.Shape has the
+// axis removed or kept as 1). Sum, Prod, Max and Min keep x's dtype;
+// float32 (and F16, BF16, Flex32) sums and products accumulate in float64;
+// integer sums wrap. Max, Min, ArgMax and ArgMin propagate NaN
+// (ArgMax/ArgMin give the first NaN's index) and ties pick the lowest
+// index; the Arg ops return I64. On Bool, Sum and Max are "any", Prod and
+// Min "all". An empty axis gives Sum 0, Prod 1, Max -Inf (the smallest
+// integer, false), Min +Inf (the largest integer, true) and index 0.
+func (be *Backend) reduce(op ir.Op) ir.Outputs {
+	t := asTensor(op.In[0])
+	r := ir.ReduceOp(op.Sub)
+	outer, n, inner := lanes(t.shape, op.Axis)
+	out := computeDense(t).(numeric).reduce(r, outer, n, inner)
+	if r == backend.ReduceArgMax || r == backend.ReduceArgMin {
+		return ir.One(newTensor(backend.I64, op.Shape, out))
+	}
+	return ir.One(fromCompute(t.dtype, op.Shape, out))
+}
+
+// lanes views shape as [outer, n, inner] around axis.
+func lanes(shape []int, axis int) (outer, n, inner int) {
+	return numel(shape[:axis]), shape[axis], numel(shape[axis+1:])
+}
+
+// computeDense returns t's elements as dense storage arithmetic reads:
+// t's own dtype, or float32 for F16 and BF16.
+func computeDense(t *Tensor) storage {
 	if isHalf(t.dtype) {
-		s = decodeHalf(t.dtype, t.dense().(ivec[uint16]))
-	} else {
-		s = t.dense()
+		return decodeHalf(t.dtype, ints[uint16](t.dense()))
 	}
-	out := s.(numeric).reduce(op, outer, r, inner)
-	shape := append([]int{}, t.shape[:axis]...)
-	if keepDim {
-		shape = append(shape, 1)
-	}
-	shape = append(shape, t.shape[axis+1:]...)
-	if op == backend.ReduceArgMax || op == backend.ReduceArgMin {
-		return newTensor(backend.I64, shape, out)
-	}
-	return fromCompute(t.dtype, shape, out)
+	return t.dense()
 }
 
 // reduceTasks runs fn(o, lo, hi) over every outer index o and a split of
@@ -129,12 +135,13 @@ func extremeT[T number](x []T, outer, r, inner int, isMax bool, empty T) ([]T, [
 	return vals, idx
 }
 
-func (s fvec[T]) reduce(op backend.ReduceOp, outer, r, inner int) storage {
+func (p *fvec[T]) reduce(op backend.ReduceOp, outer, r, inner int) storage {
+	s := *p
 	switch op {
 	case backend.ReduceSum:
-		return fvec[T](sumT[T, float64](s, outer, r, inner, false))
+		return fst(sumT[T, float64](s, outer, r, inner, false))
 	case backend.ReduceProd:
-		return fvec[T](sumT[T, float64](s, outer, r, inner, true))
+		return fst(sumT[T, float64](s, outer, r, inner, true))
 	}
 	isMax := op == backend.ReduceMax || op == backend.ReduceArgMax
 	empty := T(math.Inf(1))
@@ -143,17 +150,18 @@ func (s fvec[T]) reduce(op backend.ReduceOp, outer, r, inner int) storage {
 	}
 	vals, idx := extremeT(s, outer, r, inner, isMax, empty)
 	if op == backend.ReduceMax || op == backend.ReduceMin {
-		return fvec[T](vals)
+		return fst(vals)
 	}
-	return ivec[int64](idx)
+	return ist(idx)
 }
 
-func (s ivec[T]) reduce(op backend.ReduceOp, outer, r, inner int) storage {
+func (p *ivec[T]) reduce(op backend.ReduceOp, outer, r, inner int) storage {
+	s := *p
 	switch op {
 	case backend.ReduceSum:
-		return ivec[T](sumT[T, T](s, outer, r, inner, false))
+		return ist(sumT[T, T](s, outer, r, inner, false))
 	case backend.ReduceProd:
-		return ivec[T](sumT[T, T](s, outer, r, inner, true))
+		return ist(sumT[T, T](s, outer, r, inner, true))
 	}
 	isMax := op == backend.ReduceMax || op == backend.ReduceArgMax
 	lo, hi := intLimits[T]()
@@ -163,13 +171,13 @@ func (s ivec[T]) reduce(op backend.ReduceOp, outer, r, inner int) storage {
 	}
 	vals, idx := extremeT(s, outer, r, inner, isMax, empty)
 	if op == backend.ReduceMax || op == backend.ReduceMin {
-		return ivec[T](vals)
+		return ist(vals)
 	}
-	return ivec[int64](idx)
+	return ist(idx)
 }
 
-func (s bvec) reduce(op backend.ReduceOp, outer, r, inner int) storage {
-	u := castStorage(s, backend.Bool, backend.U8).(ivec[uint8])
+func (p *bvec) reduce(op backend.ReduceOp, outer, r, inner int) storage {
+	u := castStorage(p, backend.Bool, backend.U8).(*ivec[uint8])
 	switch op {
 	case backend.ReduceSum:
 		op = backend.ReduceMax

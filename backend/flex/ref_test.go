@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // This file holds the test reference: tensors as float64 values over a
@@ -197,7 +198,7 @@ var layouts = []memLayout{
 			}
 			v[flat(rev, ridx)] = r.v[i]
 		}
-		return tb.Permute(mk(ref{rev, v}, dt), axes).(*Tensor)
+		return ir.Permute(tb, mk(ref{rev, v}, dt), axes).(*Tensor)
 	}},
 	{"strided", func(r ref, dt backend.DType) *Tensor {
 		big := make([]int, len(r.shape))
@@ -217,20 +218,22 @@ var layouts = []memLayout{
 			}
 			v[flat(big, idx)] = r.v[i]
 		}
-		return tb.Slice(mk(ref{big, v}, dt), ranges).(*Tensor)
+		return ir.Slice(tb, mk(ref{big, v}, dt), ranges).(*Tensor)
 	}},
 	{"flipped", func(r ref, dt backend.DType) *Tensor {
 		v := make([]float64, len(r.v))
 		axes := make([]int, len(r.shape))
+		for d := range axes {
+			axes[d] = d
+		}
 		for i := range r.v {
 			idx := unflat(r.shape, i)
 			for d := range idx {
 				idx[d] = r.shape[d] - 1 - idx[d]
-				axes[d] = d
 			}
 			v[flat(r.shape, idx)] = r.v[i]
 		}
-		return tb.Flip(mk(ref{r.shape, v}, dt), axes).(*Tensor)
+		return ir.Flip(tb, mk(ref{r.shape, v}, dt), axes).(*Tensor)
 	}},
 }
 
@@ -330,4 +333,33 @@ func broadcastRef(as, bs []int) (out []int, ia, ib []int) {
 		ib = append(ib, pos(bs, idx))
 	}
 	return out, ia, ib
+}
+
+// pad is ir.Pad with one (before, after) pair per axis.
+func pad(e ir.Executor, x ir.Tensor, pads [][2]int, v float64) ir.Tensor {
+	flat := make([]int, 0, 2*len(pads))
+	for _, p := range pads {
+		flat = append(flat, p[0], p[1])
+	}
+	return ir.Pad(e, x, flat, v)
+}
+
+// arange builds, infers and runs an Arange op.
+func arange(e ir.Executor, start, step float64, n int, dt backend.DType) ir.Tensor {
+	return ir.Apply(e, ir.Op{Kind: ir.KindArange, Shape: []int{n}, DType: dt, Scalars: [2]float64{start, step}})
+}
+
+// random builds, infers and runs a Random op.
+func random(e ir.Executor, shape []int, dt backend.DType, d backend.Distribution) ir.Tensor {
+	return ir.Apply(e, ir.Op{Kind: ir.KindRandom, Sub: uint8(d.Kind), Shape: shape, DType: dt, Scalars: [2]float64{d.A, d.B}})
+}
+
+// execRaw runs op on tb with the given output shape and dtype, without
+// inference. The kernels also compute some operands that ir's inference
+// rejects (integer convolutions and Atan2, float-only unary ops on
+// integers, Bool sums, products and matrix products); the tests reach
+// those through Exec directly.
+func execRaw(op ir.Op, shape []int, dt backend.DType) ir.Tensor {
+	op.Shape, op.DType = shape, dt
+	return tb.Exec(op)[0]
 }

@@ -2,10 +2,13 @@ package flex
 
 import "github.com/emberml/ember/backend/internal/layout"
 
-// storage is a tensor's typed element buffer. The implementations are
-// fvec[T] (float64, float32), ivec[T] (integers, and the raw bits of F16
-// and BF16) and bvec (Bool). The methods here move elements without looking
-// at them, so every dtype shares them; arithmetic lives in numeric.
+// storage is a tensor's typed element buffer, held through a pointer to
+// its slice: *fvec[T] (float64, float32), *ivec[T] (integers, and the raw
+// bits of F16 and BF16) and *bvec (Bool). A handle is a single pointer, so
+// storing it in a Tensor allocates nothing more, and a tensor made from a
+// slice can hold the slice header itself (newTensorOf). The methods here
+// move elements without looking at them, so every dtype shares them;
+// arithmetic lives in numeric.
 type storage interface {
 	// length is the number of elements.
 	length() int
@@ -35,43 +38,55 @@ type integer interface {
 // number is float or integer.
 type number interface{ float | integer }
 
+// The element slices; storage handles point to them.
 type (
 	fvec[T float]   []T
 	ivec[T integer] []T
 	bvec            []bool
 )
 
-func (s fvec[T]) length() int            { return len(s) }
-func (s fvec[T]) alloc(n int) storage    { return make(fvec[T], n) }
-func (s fvec[T]) sub(lo, hi int) storage { return s[lo:hi:hi] }
-func (s fvec[T]) take(idx []int) storage { return fvec[T](takeT(s, idx)) }
-func (s fvec[T]) copyFrom(src storage, shape, ds []int, do int, ss []int, so int) {
-	copyStrided(s, src.(fvec[T]), shape, ds, do, ss, so)
+// fst, ist and bst return a new storage handle of a slice.
+func fst[T float](s []T) *fvec[T]   { v := fvec[T](s); return &v }
+func ist[T integer](s []T) *ivec[T] { v := ivec[T](s); return &v }
+func bst(s []bool) *bvec            { v := bvec(s); return &v }
+
+// floats, ints and bools return the slice of a storage handle of that
+// element type (they panic for another).
+func floats[T float](s storage) fvec[T] { return *s.(*fvec[T]) }
+func ints[T integer](s storage) ivec[T] { return *s.(*ivec[T]) }
+func bools(s storage) bvec              { return *s.(*bvec) }
+
+func (s *fvec[T]) length() int            { return len(*s) }
+func (s *fvec[T]) alloc(n int) storage    { return fst(make([]T, n)) }
+func (s *fvec[T]) sub(lo, hi int) storage { return fst((*s)[lo:hi:hi]) }
+func (s *fvec[T]) take(idx []int) storage { return fst(takeT(*s, idx)) }
+func (s *fvec[T]) copyFrom(src storage, shape, ds []int, do int, ss []int, so int) {
+	copyStrided(*s, floats[T](src), shape, ds, do, ss, so)
 }
-func (s fvec[T]) where(c bvec, b storage, shape []int, st [3][]int, o [3]int) storage {
-	return fvec[T](whereT(c, s, b.(fvec[T]), shape, st, o))
+func (s *fvec[T]) where(c bvec, b storage, shape []int, st [3][]int, o [3]int) storage {
+	return fst(whereT(c, *s, floats[T](b), shape, st, o))
 }
 
-func (s ivec[T]) length() int            { return len(s) }
-func (s ivec[T]) alloc(n int) storage    { return make(ivec[T], n) }
-func (s ivec[T]) sub(lo, hi int) storage { return s[lo:hi:hi] }
-func (s ivec[T]) take(idx []int) storage { return ivec[T](takeT(s, idx)) }
-func (s ivec[T]) copyFrom(src storage, shape, ds []int, do int, ss []int, so int) {
-	copyStrided(s, src.(ivec[T]), shape, ds, do, ss, so)
+func (s *ivec[T]) length() int            { return len(*s) }
+func (s *ivec[T]) alloc(n int) storage    { return ist(make([]T, n)) }
+func (s *ivec[T]) sub(lo, hi int) storage { return ist((*s)[lo:hi:hi]) }
+func (s *ivec[T]) take(idx []int) storage { return ist(takeT(*s, idx)) }
+func (s *ivec[T]) copyFrom(src storage, shape, ds []int, do int, ss []int, so int) {
+	copyStrided(*s, ints[T](src), shape, ds, do, ss, so)
 }
-func (s ivec[T]) where(c bvec, b storage, shape []int, st [3][]int, o [3]int) storage {
-	return ivec[T](whereT(c, s, b.(ivec[T]), shape, st, o))
+func (s *ivec[T]) where(c bvec, b storage, shape []int, st [3][]int, o [3]int) storage {
+	return ist(whereT(c, *s, ints[T](b), shape, st, o))
 }
 
-func (s bvec) length() int            { return len(s) }
-func (s bvec) alloc(n int) storage    { return make(bvec, n) }
-func (s bvec) sub(lo, hi int) storage { return s[lo:hi:hi] }
-func (s bvec) take(idx []int) storage { return bvec(takeT(s, idx)) }
-func (s bvec) copyFrom(src storage, shape, ds []int, do int, ss []int, so int) {
-	copyStrided(s, src.(bvec), shape, ds, do, ss, so)
+func (s *bvec) length() int            { return len(*s) }
+func (s *bvec) alloc(n int) storage    { return bst(make([]bool, n)) }
+func (s *bvec) sub(lo, hi int) storage { return bst((*s)[lo:hi:hi]) }
+func (s *bvec) take(idx []int) storage { return bst(takeT(*s, idx)) }
+func (s *bvec) copyFrom(src storage, shape, ds []int, do int, ss []int, so int) {
+	copyStrided(*s, bools(src), shape, ds, do, ss, so)
 }
-func (s bvec) where(c bvec, b storage, shape []int, st [3][]int, o [3]int) storage {
-	return bvec(whereT(c, s, b.(bvec), shape, st, o))
+func (s *bvec) where(c bvec, b storage, shape []int, st [3][]int, o [3]int) storage {
+	return bst(whereT(c, *s, bools(b), shape, st, o))
 }
 
 // copyStrided copies the strided view of src into the strided view of dst.

@@ -1,30 +1,35 @@
 package flex
 
-import (
-	"github.com/emberml/ember/backend"
-	"github.com/emberml/ember/backend/internal/layout"
-)
+import "github.com/emberml/ember/ir"
 
-// Reshape returns x with a new shape of equal element count: a view when
-// x's strides allow it (as PyTorch's view), else a contiguous copy.
-func (be *Backend) Reshape(x backend.Tensor, shape []int) backend.Tensor {
-	t := asTensor(x)
-	shape = append([]int{}, shape...)
-	if st := viewStrides(t.shape, t.strides, shape); st != nil {
-		return &Tensor{dtype: t.dtype, shape: shape, strides: st, offset: t.offset, data: t.data}
-	}
-	return newTensor(t.dtype, shape, t.dense())
+func init() {
+	kernels.Set(ir.KindReshape, (*Backend).reshape, nil)
+	kernels.Set(ir.KindPermute, (*Backend).permute, nil)
+	kernels.Set(ir.KindExpand, (*Backend).expand, nil)
+	kernels.Set(ir.KindSlice, (*Backend).slice, nil)
+	kernels.Set(ir.KindFlip, (*Backend).flip, nil)
 }
 
-// viewStrides returns strides that give the new shape the same elements as
-// (shape, strides) in row-major order, or nil when no strides can (the
-// algorithm of PyTorch's computeStride).
-func viewStrides(shape, strides, newShape []int) []int {
-	out := make([]int, len(newShape))
+// reshape gives In[0] the shape op.Shape (equal element count): a view
+// when x's strides allow it (as PyTorch's view), else a contiguous copy.
+func (be *Backend) reshape(op ir.Op) ir.Outputs {
+	t := asTensor(op.In[0])
+	v := newView(t.dtype, op.Shape, t.data, t.offset)
+	if viewStrides(t.shape, t.strides, op.Shape, v.strides) {
+		return ir.One(v)
+	}
+	return ir.One(newTensor(t.dtype, op.Shape, t.dense()))
+}
+
+// viewStrides fills out (of len(newShape)) with strides that give the new
+// shape the same elements as (shape, strides) in row-major order, or
+// reports false when no strides can (the algorithm of PyTorch's
+// computeStride).
+func viewStrides(shape, strides, newShape, out []int) bool {
 	n := numel(shape)
 	if n == 0 || len(shape) == 0 {
-		copy(out, layout.RowMajorStrides(newShape))
-		return out
+		rowMajor(out, newShape)
+		return true
 	}
 	viewD := len(newShape) - 1
 	chunk := strides[len(shape)-1]
@@ -38,7 +43,7 @@ func viewStrides(shape, strides, newShape []int) []int {
 				viewD--
 			}
 			if viewNumel != tensorNumel {
-				return nil
+				return false
 			}
 			if d > 0 {
 				chunk = strides[d-1]
@@ -46,58 +51,66 @@ func viewStrides(shape, strides, newShape []int) []int {
 			}
 		}
 	}
-	if viewD != -1 {
-		return nil
+	return viewD == -1
+}
+
+// permute reorders axes (result axis i is x's axis op.Ints[i]); a view.
+func (be *Backend) permute(op ir.Op) ir.Outputs {
+	t := asTensor(op.In[0])
+	v := newView(t.dtype, op.Shape, t.data, t.offset)
+	for i, a := range op.Ints {
+		v.strides[i] = t.strides[a]
 	}
-	return out
+	return ir.One(v)
 }
 
-// Permute reorders axes (result axis i is x's axis axes[i]); a view.
-func (be *Backend) Permute(x backend.Tensor, axes []int) backend.Tensor {
-	t := asTensor(x)
-	shape := make([]int, len(axes))
-	st := make([]int, len(axes))
-	for i, a := range axes {
-		shape[i], st[i] = t.shape[a], t.strides[a]
+// expand broadcasts size-1 axes and new leading axes to op.Shape; a view
+// with stride 0 on those axes.
+func (be *Backend) expand(op ir.Op) ir.Outputs {
+	t := asTensor(op.In[0])
+	v := newView(t.dtype, op.Shape, t.data, t.offset)
+	lead := len(op.Shape) - len(t.shape)
+	for i := range v.strides {
+		v.strides[i] = 0
 	}
-	return &Tensor{dtype: t.dtype, shape: shape, strides: st, offset: t.offset, data: t.data}
+	for i, s := range t.shape {
+		if s == op.Shape[lead+i] {
+			v.strides[lead+i] = t.strides[i]
+		}
+	}
+	return ir.One(v)
 }
 
-// Expand broadcasts size-1 axes and new leading axes to shape; a view with
-// stride 0 on those axes.
-func (be *Backend) Expand(x backend.Tensor, shape []int) backend.Tensor {
-	t := asTensor(x)
-	shape = append([]int{}, shape...)
-	return &Tensor{dtype: t.dtype, shape: shape, strides: broadcastStrides(t.shape, t.strides, shape), offset: t.offset, data: t.data}
-}
-
-// Slice takes ranges[i] (Start, End clamped to [0, size], Step >= 1) along
-// each axis i; a view.
-func (be *Backend) Slice(x backend.Tensor, ranges []backend.Range) backend.Tensor {
-	t := asTensor(x)
-	shape := append([]int{}, t.shape...)
-	st := append([]int{}, t.strides...)
+// slice takes op.Attrs.Ranges[i] (clamped, Step >= 1) along each axis i; a
+// view.
+func (be *Backend) slice(op ir.Op) ir.Outputs {
+	t := asTensor(op.In[0])
 	off := t.offset
-	for i, r := range ranges {
-		shape[i] = r.Len()
-		if shape[i] > 0 {
+	for i, r := range op.Attrs.Ranges {
+		if op.Shape[i] > 0 {
 			off += r.Start * t.strides[i]
 		}
-		st[i] = t.strides[i] * r.Step
 	}
-	return &Tensor{dtype: t.dtype, shape: shape, strides: st, offset: off, data: t.data}
+	v := newView(t.dtype, op.Shape, t.data, off)
+	for i, r := range op.Attrs.Ranges {
+		v.strides[i] = t.strides[i] * r.Step
+	}
+	return ir.One(v)
 }
 
-// Flip reverses the listed axes; a view with negated strides.
-func (be *Backend) Flip(x backend.Tensor, axes []int) backend.Tensor {
-	t := asTensor(x)
-	st := append([]int{}, t.strides...)
+// flip reverses the axes op.Ints; a view with negated strides.
+func (be *Backend) flip(op ir.Op) ir.Outputs {
+	t := asTensor(op.In[0])
 	off := t.offset
-	for _, a := range axes {
+	for _, a := range op.Ints {
 		if t.shape[a] > 0 {
-			off += (t.shape[a] - 1) * st[a]
+			off += (t.shape[a] - 1) * t.strides[a]
 		}
-		st[a] = -st[a]
 	}
-	return &Tensor{dtype: t.dtype, shape: append([]int{}, t.shape...), strides: st, offset: off, data: t.data}
+	v := newView(t.dtype, op.Shape, t.data, off)
+	copy(v.strides, t.strides)
+	for _, a := range op.Ints {
+		v.strides[a] = -t.strides[a]
+	}
+	return ir.One(v)
 }

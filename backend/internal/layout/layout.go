@@ -1,6 +1,7 @@
-// Package layout holds the shape and stride arithmetic that Ember's
-// backends share: row-major strides, NumPy broadcasting of shapes, and the
-// GEMM description of a strided matrix.
+// Package layout holds the stride arithmetic that Ember's backends share:
+// row-major strides and contiguity, NumPy broadcasting of shapes, and the
+// GEMM description of a strided matrix. Output shapes of ops are not
+// computed here: they come inferred with the op (ir.Op.Shape).
 package layout
 
 // RowMajorStrides returns the contiguous row-major strides of shape, in
@@ -13,6 +14,20 @@ func RowMajorStrides(shape []int) []int {
 		s *= shape[i]
 	}
 	return st
+}
+
+// IsRowMajor reports whether strides lay shape out contiguously in
+// row-major order (the last axis has stride 1, each axis the product of
+// the sizes after it); axes of size 1 may have any stride.
+func IsRowMajor(shape, strides []int) bool {
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] != 1 && strides[i] != s {
+			return false
+		}
+		s *= shape[i]
+	}
+	return true
 }
 
 // BroadcastShapes returns the NumPy broadcast of shapes, which the caller

@@ -41,3 +41,22 @@ func TestMatrixLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestIsRowMajor(t *testing.T) {
+	cases := []struct {
+		shape, strides []int
+		want           bool
+	}{
+		{nil, nil, true},
+		{[]int{2, 3}, []int{3, 1}, true},
+		{[]int{2, 3}, []int{1, 2}, false},
+		{[]int{2, 1, 3}, []int{3, 99, 1}, true}, // size-1 axis: any stride
+		{[]int{3, 2}, []int{4, 1}, false},       // padded rows
+		{[]int{0, 3}, []int{3, 1}, true},
+	}
+	for _, c := range cases {
+		if got := IsRowMajor(c.shape, c.strides); got != c.want {
+			t.Errorf("IsRowMajor(%v, %v) = %v, want %v", c.shape, c.strides, got, c.want)
+		}
+	}
+}

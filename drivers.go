@@ -1,0 +1,75 @@
+package ember
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/emberml/ember/backend"
+)
+
+// Every device type the Device constructors name is a registered driver,
+// so that parsing, enumeration and messages take backend names from the
+// registry alone. The types whose backend is not part of this build are
+// registered here as placeholders: they list no devices and their Open
+// explains what is missing. A real backend registered under the same name
+// (by a package imported before this one initializes) takes precedence.
+var placeholderBackends = []struct {
+	name, hint string
+	single     bool
+}{
+	{"ndarray", " (use cpu or flex)", true},
+	{"rocm", "", false},
+	{"wgpu", "", false},
+	{"vulkan", "", false},
+	{"metal", "", false},
+	{"webgpu", "", false},
+	{"libtorch", " (it needs the libtorch build tag and cgo)", true},
+	{"remote+ws", "", false},
+	{"capture", "", false},
+}
+
+func init() {
+	for _, p := range placeholderBackends {
+		if _, ok := backend.Lookup(p.name); !ok {
+			backend.Register(p.name, missingDriver{why: "the " + p.name + " backend is not part of this build" + p.hint, single: p.single})
+		}
+	}
+}
+
+// missingDriver is the placeholder driver of a backend this build lacks.
+type missingDriver struct {
+	why    string
+	single bool
+}
+
+// SingleDevice reports whether the backend has one device (ndarray,
+// libtorch), which prints without an index.
+func (m missingDriver) SingleDevice() bool { return m.single }
+
+// Open reports ErrBackendUnavailable with the reason.
+func (m missingDriver) Open(id backend.DeviceID) (backend.Backend, error) {
+	return nil, fmt.Errorf("%w: %s", ErrBackendUnavailable, m.why)
+}
+
+// Devices lists none.
+func (missingDriver) Devices() []backend.DeviceID { return nil }
+
+// Priority is the lowest.
+func (missingDriver) Priority() int { return 0 }
+
+// The states of the two single-device CPU backends, looked up once (CPU()
+// and Flex() are called often).
+var (
+	cpuOnce, flexOnce sync.Once
+	cpuSt, flexSt     *deviceState
+)
+
+func cpuState() *deviceState {
+	cpuOnce.Do(func() { cpuSt = stateFor(backend.DeviceID{Type: "cpu"}) })
+	return cpuSt
+}
+
+func flexState() *deviceState {
+	flexOnce.Do(func() { flexSt = stateFor(backend.DeviceID{Type: "flex"}) })
+	return flexSt
+}

@@ -1,0 +1,78 @@
+package ember
+
+import (
+	"fmt"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
+)
+
+// Every tensor operation of this package ends here: the op, built as an
+// ir.Op value from already normalized arguments, is validated and given its
+// output shape by its kind's ir.Spec.Infer, checked against the device's
+// memory, and run on the device's decorator stack with ir.Run (which lowers
+// kinds the stack does not support into their decompositions).
+
+// run executes op on d and wraps its first output. xs are the user's
+// operands, described in the *Error raised when op does not infer (nil
+// entries and a short list fall back to the op's own inputs).
+func (d Device) run(op ir.Op, xs ...*Tensor) *Tensor {
+	return wrap(d, d.runAll(op, xs...)[0])
+}
+
+// runAll is run returning every output of op.
+func (d Device) runAll(op ir.Op, xs ...*Tensor) ir.Outputs {
+	if err := op.Infer(); err != nil {
+		d.failOp(op, err, xs)
+	}
+	if allocates(op.Kind) {
+		checkAlloc(op.Name(), d, op.Shape, op.DType)
+	}
+	return ir.Run(d.backend(), op)
+}
+
+// allocates reports whether a kind makes a new buffer (view kinds do not,
+// so expanding a tensor to a huge shape is fine until an op materializes
+// it).
+func allocates(k ir.Kind) bool {
+	switch k {
+	case ir.KindReshape, ir.KindPermute, ir.KindExpand, ir.KindSlice, ir.KindFlip:
+		return false
+	}
+	return true
+}
+
+// failOp panics with the *Error of an op that does not infer: the op's
+// name, its operands (the user's tensors xs where given, else the op's
+// inputs) and the reason.
+func (d Device) failOp(op ir.Op, err error, xs []*Tensor) {
+	spec := ir.SpecOf(op.Kind)
+	n := 0
+	if op.Kind.Valid() {
+		n = op.NumInputs()
+	}
+	var ops []string
+	for i := 0; i < max(n, len(xs)); i++ {
+		name := operandName(spec, i)
+		switch {
+		case i < len(xs) && xs[i] != nil:
+			ops = append(ops, describe(name, xs[i]))
+		case i < n && op.Input(i) != nil:
+			ops = append(ops, describeOn(name, op.Input(i), d))
+		}
+	}
+	panic(&Error{Op: op.Name(), Operands: ops, Msg: err.Error()})
+}
+
+// operandName is the name of input i in messages.
+func operandName(spec *ir.Spec, i int) string {
+	if i < len(spec.Operands) {
+		return spec.Operands[i]
+	}
+	return "x" + itoa(i)
+}
+
+// describeOn formats a backend tensor of device d like describe.
+func describeOn(name string, t backend.Tensor, d Device) string {
+	return fmt.Sprintf("%s %v %v on %v", name, t.Shape(), t.DType(), d)
+}

@@ -26,7 +26,7 @@ func (d Device) runAll(op ir.Op, xs ...*Tensor) ir.Outputs {
 		d.failOp(op, err, xs)
 	}
 	if allocates(op.Kind) {
-		checkAlloc(op.Name(), d, op.Shape, op.DType)
+		checkOpAlloc(&op, d)
 	}
 	return ir.Run(d.backend(), op)
 }

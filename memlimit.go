@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 var (
@@ -32,10 +33,21 @@ func hostMemory() uint64 {
 // out-of-memory error.
 func checkAlloc(op string, dev Device, shape []int, dt DType) {
 	n := uint64(backend.NumElements(shape)) * uint64(dt.Size())
-	limit, where := dev.state().memoryLimit()
-	if n > limit {
-		panic(&Error{Op: op, Msg: fmt.Sprintf("a %v tensor of shape %v needs %d bytes, more than %s %d bytes of memory", dt, shape, n, where, limit), Err: ErrOutOfMemory})
+	if limit, where := dev.state().memoryLimit(); n > limit {
+		failAlloc(op, shape, dt, n, where, limit)
 	}
+}
+
+// checkOpAlloc is checkAlloc for the output of an inferred op.
+func checkOpAlloc(op *ir.Op, dev Device) {
+	n := uint64(backend.NumElements(op.Shape)) * uint64(op.DType.Size())
+	if limit, where := dev.state().memoryLimit(); n > limit {
+		failAlloc(op.Name(), op.Shape, op.DType, n, where, limit)
+	}
+}
+
+func failAlloc(op string, shape []int, dt DType, n uint64, where string, limit uint64) {
+	panic(&Error{Op: op, Msg: fmt.Sprintf("a %v tensor of shape %v needs %d bytes, more than %s %d bytes of memory", dt, shape, n, where, limit), Err: ErrOutOfMemory})
 }
 
 // memoryLimit is the most bytes one tensor of this device could take: the

@@ -59,140 +59,143 @@ func checkInputs(op *Op, n int) error {
 	return nil
 }
 
-func inferCreation(op Op) (Op, error) {
+func inferCreation(op Op) ([]int, DType, error) {
 	if !op.DType.Valid() {
-		return op, errorf("invalid dtype %v", op.DType)
+		return nil, 0, errorf("invalid dtype %v", op.DType)
 	}
-	return op, CheckShape(op.Shape)
+	return op.Shape, op.DType, CheckShape(op.Shape)
 }
 
-func inferArange(op Op) (Op, error) {
+func inferArange(op Op) ([]int, DType, error) {
 	if len(op.Shape) != 1 {
-		return op, errorf("needs a rank-1 shape, got %v", op.Shape)
+		return nil, 0, errorf("needs a rank-1 shape, got %v", op.Shape)
 	}
 	return inferCreation(op)
 }
 
-func inferRandom(op Op) (Op, error) {
-	if _, err := inferCreation(op); err != nil {
-		return op, err
+func inferRandom(op Op) ([]int, DType, error) {
+	if _, _, err := inferCreation(op); err != nil {
+		return nil, 0, err
 	}
 	a, b := op.Scalars[0], op.Scalars[1]
 	if math.IsNaN(a) || math.IsNaN(b) {
-		return op, errorf("distribution parameters %v, %v include NaN", a, b)
+		return nil, 0, errorf("distribution parameters %v, %v include NaN", a, b)
 	}
 	switch DistributionKind(op.Sub) {
 	case DistDefault:
 	case DistNormal:
 		if b < 0 {
-			return op, errorf("normal standard deviation %v is negative", b)
+			return nil, 0, errorf("normal standard deviation %v is negative", b)
 		}
 	case DistBernoulli:
 		if a < 0 || a > 1 {
-			return op, errorf("bernoulli probability %v is outside [0, 1]", a)
+			return nil, 0, errorf("bernoulli probability %v is outside [0, 1]", a)
 		}
 	case DistUniform:
 		if a > b {
-			return op, errorf("uniform low %v is above high %v", a, b)
+			return nil, 0, errorf("uniform low %v is above high %v", a, b)
 		}
 	default:
-		return op, errorf("unknown distribution %d", op.Sub)
+		return nil, 0, errorf("unknown distribution %d", op.Sub)
 	}
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferUnary(op Op) (Op, error) {
+func inferUnary(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	u := UnaryOp(op.Sub)
 	x := op.In[0]
 	dt := x.DType()
 	switch {
 	case !u.Valid():
-		return op, errorf("unknown unary op %d", op.Sub)
+		return nil, 0, errorf("unknown unary op %d", op.Sub)
 	case u == OpNot && dt != Bool:
-		return op, errorf("needs a Bool tensor")
+		return nil, 0, errorf("needs a Bool tensor")
 	case u != OpNot && dt == Bool:
-		return op, errorf("not defined for Bool tensors")
+		return nil, 0, errorf("not defined for Bool tensors")
 	case u.FloatOnly() && !dt.IsFloat():
-		return op, errorf("needs a float tensor, got %v", dt)
+		return nil, 0, errorf("needs a float tensor, got %v", dt)
 	}
 	op.Shape, op.DType = x.Shape(), dt
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferBinary(op Op) (Op, error) {
+func inferBinary(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 2); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	bop := BinaryOp(op.Sub)
 	a, b := op.In[0], op.In[1]
+	dt := a.DType()
 	if !bop.Valid() {
-		return op, errorf("unknown binary op %d", op.Sub)
+		return nil, 0, errorf("unknown binary op %d", op.Sub)
 	}
-	if a.DType() != b.DType() {
-		return op, errorf("operand dtypes differ (%v, %v)", a.DType(), b.DType())
+	if bt := b.DType(); dt != bt {
+		return nil, 0, errorf("operand dtypes differ (%v, %v)", dt, bt)
 	}
-	if bop.IsLogical() != (a.DType() == Bool) {
+	if bop.IsLogical() != (dt == Bool) {
 		if bop.IsLogical() {
-			return op, errorf("needs Bool operands")
+			return nil, 0, errorf("needs Bool operands")
 		}
 		if !bop.IsComparison() && bop != OpMax && bop != OpMin {
-			return op, errorf("not defined for Bool operands")
+			return nil, 0, errorf("not defined for Bool operands")
 		}
 	}
-	if bop == OpAtan2 && !a.DType().IsFloat() {
-		return op, errorf("needs float operands")
+	if bop == OpAtan2 && !dt.IsFloat() {
+		return nil, 0, errorf("needs float operands")
 	}
-	out, ok := BroadcastShapes(a.Shape(), b.Shape())
+	as := a.Shape()
+	out, ok := BroadcastShapes(as, b.Shape())
 	if !ok {
-		return op, errorf("shapes do not broadcast")
+		return nil, 0, errorf("shapes do not broadcast")
 	}
-	if err := CheckShape(out); err != nil {
-		return op, err
+	if !sameSlice(out, as) { // an input's shape is valid already
+		if err := CheckShape(out); err != nil {
+			return nil, 0, err
+		}
 	}
-	op.Shape, op.DType = out, a.DType()
 	if bop.IsComparison() {
-		op.DType = Bool
+		dt = Bool
 	}
-	return op, nil
+	return out, dt, nil
 }
 
-func inferWhere(op Op) (Op, error) {
+func inferWhere(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 3); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	c, a, b := op.In[0], op.In[1], op.In[2]
 	if c.DType() != Bool {
-		return op, errorf("condition must be Bool")
+		return nil, 0, errorf("condition must be Bool")
 	}
 	if a.DType() != b.DType() {
-		return op, errorf("operand dtypes differ (%v, %v)", a.DType(), b.DType())
+		return nil, 0, errorf("operand dtypes differ (%v, %v)", a.DType(), b.DType())
 	}
 	s, ok := BroadcastShapes(c.Shape(), a.Shape())
 	if ok {
 		s, ok = BroadcastShapes(s, b.Shape())
 	}
 	if !ok {
-		return op, errorf("shapes do not broadcast")
+		return nil, 0, errorf("shapes do not broadcast")
 	}
 	if err := CheckShape(s); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	op.Shape, op.DType = s, a.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferCast(op Op) (Op, error) {
+func inferCast(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if !op.DType.Valid() {
-		return op, errorf("invalid dtype %v", op.DType)
+		return nil, 0, errorf("invalid dtype %v", op.DType)
 	}
 	op.Shape = op.In[0].Shape()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // checkAxis checks a non-negative axis against rank.
@@ -203,24 +206,24 @@ func checkAxis(axis, rank int) error {
 	return nil
 }
 
-func inferReduce(op Op) (Op, error) {
+func inferReduce(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	r := ReduceOp(op.Sub)
 	x := op.In[0]
 	xs := x.Shape()
 	switch {
 	case !r.Valid():
-		return op, errorf("unknown reduction %d", op.Sub)
+		return nil, 0, errorf("unknown reduction %d", op.Sub)
 	case x.DType() == Bool && (r == ReduceSum || r == ReduceProd):
-		return op, errorf("cannot %v a Bool tensor (cast it first)", r)
+		return nil, 0, errorf("cannot %v a Bool tensor (cast it first)", r)
 	}
 	if err := checkAxis(op.Axis, len(xs)); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if xs[op.Axis] == 0 && r != ReduceSum && r != ReduceProd {
-		return op, errorf("cannot reduce an empty axis %d", op.Axis)
+		return nil, 0, errorf("cannot reduce an empty axis %d", op.Axis)
 	}
 	if op.KeepDim {
 		op.Shape = keepDimShape(xs, op.Axis)
@@ -231,69 +234,69 @@ func inferReduce(op Op) (Op, error) {
 	if r == ReduceArgMax || r == ReduceArgMin {
 		op.DType = I64
 	}
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferReshape(op Op) (Op, error) {
+func inferReshape(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if err := CheckShape(op.Shape); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x := op.In[0]
 	if n, m := NumElements(op.Shape), NumElements(x.Shape()); n != m {
-		return op, errorf("shape %v has %d elements, the tensor has %d", op.Shape, n, m)
+		return nil, 0, errorf("shape %v has %d elements, the tensor has %d", op.Shape, n, m)
 	}
 	op.DType = x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferPermute(op Op) (Op, error) {
+func inferPermute(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x := op.In[0]
 	xs := x.Shape()
 	if len(op.Ints) != len(xs) {
-		return op, errorf("got %d axes %v for rank %d", len(op.Ints), op.Ints, len(xs))
+		return nil, 0, errorf("got %d axes %v for rank %d", len(op.Ints), op.Ints, len(xs))
 	}
 	var seen uint64
 	out := make([]int, len(xs))
 	for i, a := range op.Ints {
 		if a < 0 || a >= len(xs) || a >= 64 {
-			return op, errorf("axis %d is out of range for rank %d", a, len(xs))
+			return nil, 0, errorf("axis %d is out of range for rank %d", a, len(xs))
 		}
 		if seen&(1<<uint(a)) != 0 {
-			return op, errorf("axis %d repeated in %v", a, op.Ints)
+			return nil, 0, errorf("axis %d repeated in %v", a, op.Ints)
 		}
 		seen |= 1 << uint(a)
 		out[i] = xs[a]
 	}
 	op.Shape, op.DType = out, x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferExpand(op Op) (Op, error) {
+func inferExpand(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x := op.In[0]
 	xs := x.Shape()
 	if len(op.Shape) < len(xs) {
-		return op, errorf("target %v has lower rank", op.Shape)
+		return nil, 0, errorf("target %v has lower rank", op.Shape)
 	}
 	if err := CheckShape(op.Shape); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	off := len(op.Shape) - len(xs)
 	for j, s := range xs {
 		if s != op.Shape[off+j] && s != 1 {
-			return op, errorf("cannot expand axis %d of size %d to %d", j, s, op.Shape[off+j])
+			return nil, 0, errorf("cannot expand axis %d of size %d to %d", j, s, op.Shape[off+j])
 		}
 	}
 	op.DType = x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // checkRanges checks one clamped range per axis of shape and returns the
@@ -312,105 +315,105 @@ func checkRanges(rs []Range, shape []int) ([]int, error) {
 	return out, nil
 }
 
-func inferSlice(op Op) (Op, error) {
+func inferSlice(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if op.Attrs == nil {
-		return op, errorf("missing ranges")
+		return nil, 0, errorf("missing ranges")
 	}
 	x := op.In[0]
 	out, err := checkRanges(op.Attrs.Ranges, x.Shape())
 	if err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	op.Shape, op.DType = out, x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferPad(op Op) (Op, error) {
+func inferPad(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x := op.In[0]
 	xs := x.Shape()
 	if len(op.Ints) != 2*len(xs) {
-		return op, errorf("pads %v must be one (before, after) pair per axis of rank %d", op.Ints, len(xs))
+		return nil, 0, errorf("pads %v must be one (before, after) pair per axis of rank %d", op.Ints, len(xs))
 	}
 	out := make([]int, len(xs))
 	for i, s := range xs {
 		b, a := op.Ints[2*i], op.Ints[2*i+1]
 		if b < 0 || a < 0 {
-			return op, errorf("negative padding in %v", op.Ints)
+			return nil, 0, errorf("negative padding in %v", op.Ints)
 		}
 		if b > math.MaxInt-s || a > math.MaxInt-s-b {
-			return op, errorf("padding %v overflows axis %d", op.Ints, i)
+			return nil, 0, errorf("padding %v overflows axis %d", op.Ints, i)
 		}
 		out[i] = s + b + a
 	}
 	if err := CheckShape(out); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	op.Shape, op.DType = out, x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferFlip(op Op) (Op, error) {
+func inferFlip(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x := op.In[0]
 	r := len(x.Shape())
 	for i, a := range op.Ints {
 		if err := checkAxis(a, r); err != nil {
-			return op, err
+			return nil, 0, err
 		}
 		if slices.Contains(op.Ints[:i], a) {
-			return op, errorf("axis %d repeated", a)
+			return nil, 0, errorf("axis %d repeated", a)
 		}
 	}
 	op.Shape, op.DType = x.Shape(), x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferCat(op Op) (Op, error) {
+func inferCat(op Op) ([]int, DType, error) {
 	if len(op.Xs) == 0 {
-		return op, errorf("no tensors")
+		return nil, 0, errorf("no tensors")
 	}
 	if err := checkInputs(&op, len(op.Xs)); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x0 := op.Xs[0]
 	s0 := x0.Shape()
 	if err := checkAxis(op.Axis, len(s0)); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	total := 0
 	for _, x := range op.Xs {
 		s := x.Shape()
 		if x.DType() != x0.DType() {
-			return op, errorf("dtypes differ")
+			return nil, 0, errorf("dtypes differ")
 		}
 		if len(s) != len(s0) {
-			return op, errorf("ranks differ")
+			return nil, 0, errorf("ranks differ")
 		}
 		for i := range s {
 			if i != op.Axis && s[i] != s0[i] {
-				return op, errorf("sizes differ on axis %d", i)
+				return nil, 0, errorf("sizes differ on axis %d", i)
 			}
 		}
 		if s[op.Axis] > math.MaxInt-total {
-			return op, errorf("the joined axis overflows")
+			return nil, 0, errorf("the joined axis overflows")
 		}
 		total += s[op.Axis]
 	}
 	out := slices.Clone(s0)
 	out[op.Axis] = total
 	if err := CheckShape(out); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	op.Shape, op.DType = out, x0.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // checkIndexLike checks an index tensor of x's rank whose sizes off axis
@@ -434,88 +437,88 @@ func checkIndexLike(x, index Tensor, axis int) error {
 	return nil
 }
 
-func inferGather(op Op) (Op, error) {
+func inferGather(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 2); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x, index := op.In[0], op.In[1]
 	if err := checkIndexLike(x, index, op.Axis); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	op.Shape, op.DType = index.Shape(), x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferScatterAdd(op Op) (Op, error) {
+func inferScatterAdd(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 3); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x, index, src := op.In[0], op.In[1], op.In[2]
 	if !slices.Equal(index.Shape(), src.Shape()) {
-		return op, errorf("index and src must have equal shapes of x's rank")
+		return nil, 0, errorf("index and src must have equal shapes of x's rank")
 	}
 	if src.DType() != x.DType() {
-		return op, errorf("src dtype %v differs from x's %v", src.DType(), x.DType())
+		return nil, 0, errorf("src dtype %v differs from x's %v", src.DType(), x.DType())
 	}
 	if err := checkIndexLike(x, index, op.Axis); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	op.Shape, op.DType = x.Shape(), x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferIndexSelect(op Op) (Op, error) {
+func inferIndexSelect(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 2); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x, index := op.In[0], op.In[1]
 	if index.DType() != I64 {
-		return op, errorf("index must be I64, got %v", index.DType())
+		return nil, 0, errorf("index must be I64, got %v", index.DType())
 	}
 	is := index.Shape()
 	if len(is) != 1 {
-		return op, errorf("index must be rank 1")
+		return nil, 0, errorf("index must be rank 1")
 	}
 	xs := x.Shape()
 	if err := checkAxis(op.Axis, len(xs)); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	out := slices.Clone(xs)
 	out[op.Axis] = is[0]
 	op.Shape, op.DType = out, x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferMatmul(op Op) (Op, error) {
+func inferMatmul(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 2); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	a, b := op.In[0], op.In[1]
 	as, bs := a.Shape(), b.Shape()
 	if len(as) < 2 || len(bs) < 2 {
-		return op, errorf("operands must have rank >= 2")
+		return nil, 0, errorf("operands must have rank >= 2")
 	}
 	if a.DType() != b.DType() {
-		return op, errorf("operand dtypes differ (%v, %v)", a.DType(), b.DType())
+		return nil, 0, errorf("operand dtypes differ (%v, %v)", a.DType(), b.DType())
 	}
 	if a.DType() == Bool {
-		return op, errorf("Bool operands are not supported")
+		return nil, 0, errorf("Bool operands are not supported")
 	}
 	if as[len(as)-1] != bs[len(bs)-2] {
-		return op, errorf("inner dimensions differ: lhs has %d columns, rhs has %d rows", as[len(as)-1], bs[len(bs)-2])
+		return nil, 0, errorf("inner dimensions differ: lhs has %d columns, rhs has %d rows", as[len(as)-1], bs[len(bs)-2])
 	}
 	batch, ok := BroadcastShapes(as[:len(as)-2], bs[:len(bs)-2])
 	if !ok {
-		return op, errorf("batch dimensions %v and %v do not broadcast", as[:len(as)-2], bs[:len(bs)-2])
+		return nil, 0, errorf("batch dimensions %v and %v do not broadcast", as[:len(as)-2], bs[:len(bs)-2])
 	}
 	out := make([]int, len(batch)+2)
 	copy(out, batch)
 	out[len(batch)], out[len(batch)+1] = as[len(as)-2], bs[len(bs)-1]
 	if err := CheckShape(out); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	op.Shape, op.DType = out, a.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // checkConvOptions checks options whose defaults are filled in.
@@ -536,49 +539,49 @@ func checkConvOptions(o ConvOptions) error {
 
 // inferConv returns the Infer of Conv2d (transpose false) or
 // ConvTranspose2d.
-func inferConv(transpose bool) func(Op) (Op, error) {
-	return func(op Op) (Op, error) {
+func inferConv(transpose bool) func(Op) ([]int, DType, error) {
+	return func(op Op) ([]int, DType, error) {
 		if err := checkInputs(&op, 2); err != nil {
-			return op, err
+			return nil, 0, err
 		}
 		if op.Attrs == nil {
-			return op, errorf("missing options")
+			return nil, 0, errorf("missing options")
 		}
 		o := op.Attrs.Conv
 		if err := checkConvOptions(o); err != nil {
-			return op, err
+			return nil, 0, err
 		}
 		x, w := op.In[0], op.In[1]
 		xs, ws := x.Shape(), w.Shape()
 		if len(xs) != 4 || len(ws) != 4 {
 			if transpose {
-				return op, errorf("needs x [N, Cin, H, W] and weight [Cin, Cout/groups, kH, kW]")
+				return nil, 0, errorf("needs x [N, Cin, H, W] and weight [Cin, Cout/groups, kH, kW]")
 			}
-			return op, errorf("needs x [N, Cin, H, W] and weight [Cout, Cin/groups, kH, kW]")
+			return nil, 0, errorf("needs x [N, Cin, H, W] and weight [Cout, Cin/groups, kH, kW]")
 		}
 		if !x.DType().IsFloat() || x.DType() != w.DType() {
-			return op, errorf("needs float operands of one dtype")
+			return nil, 0, errorf("needs float operands of one dtype")
 		}
 		g := o.Groups
 		var cout int
 		if transpose {
 			if xs[1] != ws[0] || ws[0]%g != 0 {
-				return op, errorf("channels: x has %d, weight has %d (divisible by %d groups)", xs[1], ws[0], g)
+				return nil, 0, errorf("channels: x has %d, weight has %d (divisible by %d groups)", xs[1], ws[0], g)
 			}
 			for i := range 2 {
 				if o.OutputPadding[i] >= max(o.Stride[i], o.Dilation[i]) {
-					return op, errorf("output padding %v must be smaller than stride or dilation", o.OutputPadding)
+					return nil, 0, errorf("output padding %v must be smaller than stride or dilation", o.OutputPadding)
 				}
 			}
 			cout = ws[1] * g
 		} else {
 			if xs[1] != ws[1]*g || ws[0]%g != 0 {
-				return op, errorf("channels: x has %d, weight expects %d×%d groups (and Cout %d divisible by groups)", xs[1], ws[1], g, ws[0])
+				return nil, 0, errorf("channels: x has %d, weight expects %d×%d groups (and Cout %d divisible by groups)", xs[1], ws[1], g, ws[0])
 			}
 			for i := range 2 {
 				eff := o.Dilation[i]*(ws[2+i]-1) + 1
 				if xs[2+i]+2*o.Padding[i] < eff {
-					return op, errorf("kernel (dilated size %d) is larger than the padded input %d on spatial axis %d", eff, xs[2+i]+2*o.Padding[i], i)
+					return nil, 0, errorf("kernel (dilated size %d) is larger than the padded input %d on spatial axis %d", eff, xs[2+i]+2*o.Padding[i], i)
 				}
 			}
 			cout = ws[0]
@@ -586,14 +589,14 @@ func inferConv(transpose bool) func(Op) (Op, error) {
 		sp := ConvOutputSize([2]int{xs[2], xs[3]}, [2]int{ws[2], ws[3]}, o, transpose)
 		for i := range 2 {
 			if sp[i] <= 0 {
-				return op, errorf("output would be empty on spatial axis %d", i)
+				return nil, 0, errorf("output would be empty on spatial axis %d", i)
 			}
 		}
 		out := []int{xs[0], cout, sp[0], sp[1]}
 		if err := CheckShape(out); err != nil {
-			return op, err
+			return nil, 0, err
 		}
 		op.Shape, op.DType = out, x.DType()
-		return op, nil
+		return op.Shape, op.DType, nil
 	}
 }

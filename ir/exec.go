@@ -42,15 +42,13 @@ func (op *Op) KeyDType() DType {
 // Run executes op on e: natively when e supports its kind for its key
 // dtype, otherwise through the kind's decomposition (whose sub-ops go
 // through Run in turn). This is the one dispatch rule of Ember. op must
-// have been inferred. It panics with an *UnsupportedError when e does not
-// support a base kind.
+// have been inferred. Base kinds go to Exec without asking Supports.
 func Run(e Executor, op Op) Outputs {
-	if e.Supports(op.Kind, op.KeyDType()) {
-		return e.Exec(op)
-	}
 	d := specs[op.Kind].Decompose
-	if d == nil {
-		panic(&UnsupportedError{Kind: op.Kind, DType: op.KeyDType()})
+	if d == nil || e.Supports(op.Kind, op.KeyDType()) {
+		// Base kinds have no decomposition: every executor runs them
+		// (and panics with an *UnsupportedError for a dtype it lacks).
+		return e.Exec(op)
 	}
 	return d(op, e)
 }

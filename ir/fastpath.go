@@ -65,32 +65,32 @@ func checkPool(x Tensor, a *Attrs) ([]int, error) {
 	return []int{xs[0], xs[1], sp[0], sp[1]}, nil
 }
 
-func inferMaxPool2d(op Op) (Op, error) {
+func inferMaxPool2d(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	out, err := checkPool(op.In[0], op.Attrs)
 	if err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	op.Shape, op.DType = out, op.In[0].DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
-func inferMaxPool2dGrad(op Op) (Op, error) {
+func inferMaxPool2dGrad(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 3); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x, y, g := op.In[0], op.In[1], op.In[2]
 	out, err := checkPool(x, op.Attrs)
 	if err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if !slices.Equal(y.Shape(), out) || !slices.Equal(g.Shape(), out) || y.DType() != x.DType() || g.DType() != x.DType() {
-		return op, errorf("y and g must be the pooled shape %v in x's dtype", out)
+		return nil, 0, errorf("y and g must be the pooled shape %v in x's dtype", out)
 	}
 	op.Shape, op.DType = x.Shape(), x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // poolWindows pads x with value and returns the kH·kW strided views
@@ -198,39 +198,39 @@ func sliceIfNeeded(e Executor, t Tensor, ranges []Range) Tensor {
 
 // ---- convolution weight gradient ----
 
-func inferConv2dWeightGrad(op Op) (Op, error) {
+func inferConv2dWeightGrad(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 2); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if op.Attrs == nil {
-		return op, errorf("missing options")
+		return nil, 0, errorf("missing options")
 	}
 	o := op.Attrs.Conv
 	if err := checkConvOptions(o); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x, g := op.In[0], op.In[1]
 	xs, gs := x.Shape(), g.Shape()
 	if len(xs) != 4 || len(gs) != 4 || len(op.Shape) != 4 {
-		return op, errorf("needs x [N, Cin, H, W], grad_out [N, Cout, Ho, Wo] and a rank-4 weight shape")
+		return nil, 0, errorf("needs x [N, Cin, H, W], grad_out [N, Cout, Ho, Wo] and a rank-4 weight shape")
 	}
 	if !x.DType().IsFloat() || x.DType() != g.DType() {
-		return op, errorf("needs float operands of one dtype")
+		return nil, 0, errorf("needs float operands of one dtype")
 	}
 	if err := CheckShape(op.Shape); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	ws := op.Shape
 	if xs[0] != gs[0] || ws[0] != gs[1] || xs[1] != ws[1]*o.Groups || gs[1]%o.Groups != 0 {
-		return op, errorf("shapes x %v, grad_out %v and weight %v do not match for %d groups", xs, gs, ws, o.Groups)
+		return nil, 0, errorf("shapes x %v, grad_out %v and weight %v do not match for %d groups", xs, gs, ws, o.Groups)
 	}
 	for i := range 2 {
 		if ws[2+i] < 1 {
-			return op, errorf("empty kernel %v", ws)
+			return nil, 0, errorf("empty kernel %v", ws)
 		}
 	}
 	op.DType = x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // decomposeConv2dWeightGrad computes the weight gradient group by group:
@@ -284,26 +284,26 @@ func narrow(e Executor, t Tensor, shape []int) Tensor {
 
 // ---- slice scatter ----
 
-func inferSliceScatter(op Op) (Op, error) {
+func inferSliceScatter(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if op.Attrs == nil {
-		return op, errorf("missing ranges")
+		return nil, 0, errorf("missing ranges")
 	}
 	if err := CheckShape(op.Shape); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	src := op.In[0]
 	want, err := checkRanges(op.Attrs.Ranges, op.Shape)
 	if err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if !slices.Equal(want, src.Shape()) {
-		return op, errorf("src shape %v is not the sliced shape %v", src.Shape(), want)
+		return nil, 0, errorf("src shape %v is not the sliced shape %v", src.Shape(), want)
 	}
 	op.DType = src.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // decomposeSliceScatter: zeros of Shape with src at the positions the
@@ -353,24 +353,24 @@ func decomposeSliceScatter(op Op, e Executor) Outputs {
 
 // ---- extremum gradient ----
 
-func inferExtremumGrad(op Op) (Op, error) {
+func inferExtremumGrad(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 3); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x, y, g := op.In[0], op.In[1], op.In[2]
 	xs := x.Shape()
 	if err := checkAxis(op.Axis, len(xs)); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if !x.DType().IsFloat() {
-		return op, errorf("needs a float tensor, got %v", x.DType())
+		return nil, 0, errorf("needs a float tensor, got %v", x.DType())
 	}
 	ks := keepDimShape(xs, op.Axis)
 	if !slices.Equal(y.Shape(), ks) || !slices.Equal(g.Shape(), ks) || y.DType() != x.DType() || g.DType() != x.DType() {
-		return op, errorf("y and g must have the keep-dim shape %v in x's dtype", ks)
+		return nil, 0, errorf("y and g must have the keep-dim shape %v in x's dtype", ks)
 	}
 	op.Shape, op.DType = xs, x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // decomposeExtremumGrad: Mul(Div(g, Sum(mask)), mask) with
@@ -386,27 +386,27 @@ func decomposeExtremumGrad(op Op, e Executor) Outputs {
 
 // ---- optimizer steps ----
 
-func inferAdamStep(op Op) (Op, error) {
+func inferAdamStep(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 4); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if op.Attrs == nil {
-		return op, errorf("missing hyperparameters")
+		return nil, 0, errorf("missing hyperparameters")
 	}
 	p := op.Xs[0]
 	for _, t := range op.Xs[1:4] {
 		if !slices.Equal(t.Shape(), p.Shape()) || t.DType() != p.DType() {
-			return op, errorf("param, grad, m and v must have one shape and dtype")
+			return nil, 0, errorf("param, grad, m and v must have one shape and dtype")
 		}
 	}
 	if !p.DType().IsFloat() {
-		return op, errorf("needs float tensors, got %v", p.DType())
+		return nil, 0, errorf("needs float tensors, got %v", p.DType())
 	}
 	if op.Attrs.Optim.Step < 1 {
-		return op, errorf("step %d must be >= 1", op.Attrs.Optim.Step)
+		return nil, 0, errorf("step %d must be >= 1", op.Attrs.Optim.Step)
 	}
 	op.Shape, op.DType = p.Shape(), p.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // decomposeAdamStep computes one Adam or AdamW update of param with
@@ -438,26 +438,26 @@ func decomposeAdamStep(op Op, e Executor) Outputs {
 	return Outputs{theta, m, v}
 }
 
-func inferSGDStep(op Op) (Op, error) {
+func inferSGDStep(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 2); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	if op.Attrs == nil {
-		return op, errorf("missing hyperparameters")
+		return nil, 0, errorf("missing hyperparameters")
 	}
 	p, g, b := op.In[0], op.In[1], op.In[2]
 	if !slices.Equal(g.Shape(), p.Shape()) || g.DType() != p.DType() ||
 		(b != nil && (!slices.Equal(b.Shape(), p.Shape()) || b.DType() != p.DType())) {
-		return op, errorf("param, grad and momentum buffer must have one shape and dtype")
+		return nil, 0, errorf("param, grad and momentum buffer must have one shape and dtype")
 	}
 	if !p.DType().IsFloat() {
-		return op, errorf("needs float tensors, got %v", p.DType())
+		return nil, 0, errorf("needs float tensors, got %v", p.DType())
 	}
 	if op.Attrs.Optim.Nesterov && op.Attrs.Optim.Momentum == 0 {
-		return op, errorf("Nesterov momentum needs a non-zero momentum")
+		return nil, 0, errorf("Nesterov momentum needs a non-zero momentum")
 	}
 	op.Shape, op.DType = p.Shape(), p.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // decomposeSGDStep computes one SGD update (PyTorch's torch.optim.SGD with

@@ -165,12 +165,12 @@ type Spec struct {
 	NumOutputs int
 	// Operands name the inputs in error messages ("lhs", "rhs").
 	Operands []string
-	// Infer validates op (inputs, attributes) and returns it with its
-	// output Shape and DType filled in where the kind derives them, or an
+	// Infer validates op (inputs, attributes) and returns its output
+	// shape and dtype (for kinds where they are given, op's own), or an
 	// error that says what is wrong (the caller adds the op's name and
-	// operands). It never panics. It takes and returns the op by value so
-	// that inferring an op on the stack does not move it to the heap.
-	Infer func(op Op) (Op, error)
+	// operands). It never panics. It takes the op by value so that
+	// inferring an op on the stack does not move it to the heap.
+	Infer func(op Op) (shape []int, dt DType, err error)
 	// Decompose lowers op, already inferred, into other kinds run on e
 	// (through Run, so unsupported sub-kinds are lowered in turn). It is
 	// nil for base kinds, which every backend executes.

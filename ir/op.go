@@ -122,11 +122,11 @@ func (op *Op) Infer() error {
 	if !op.Kind.Valid() {
 		return errorf("invalid op kind %d", op.Kind)
 	}
-	out, err := specs[op.Kind].Infer(*op)
+	shape, dt, err := specs[op.Kind].Infer(*op)
 	if err != nil {
 		return err
 	}
-	*op = out
+	op.Shape, op.DType = shape, dt
 	return nil
 }
 

@@ -5,19 +5,19 @@ func init() {
 		Infer: inferScan, Decompose: decomposeCumSum})
 }
 
-func inferScan(op Op) (Op, error) {
+func inferScan(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 1); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	x := op.In[0]
 	if x.DType() == Bool {
-		return op, errorf("not defined for Bool tensors (cast first)")
+		return nil, 0, errorf("not defined for Bool tensors (cast first)")
 	}
 	if err := checkAxis(op.Axis, len(x.Shape())); err != nil {
-		return op, err
+		return nil, 0, err
 	}
 	op.Shape, op.DType = x.Shape(), x.DType()
-	return op, nil
+	return op.Shape, op.DType, nil
 }
 
 // decomposeCumSum is the inclusive prefix sum along Axis as a Hillis–Steele

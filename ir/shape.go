@@ -2,6 +2,7 @@ package ir
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -57,10 +58,11 @@ func CheckShape(shape []int) error {
 		return nil
 	}
 	for _, s := range shape {
-		if n > math.MaxInt/s {
+		hi, lo := bits.Mul64(uint64(n), uint64(s))
+		if hi != 0 || lo > math.MaxInt {
 			return errorf("shape %v has more elements than an int can count", shape)
 		}
-		n *= s
+		n = int(lo)
 	}
 	return nil
 }
@@ -102,4 +104,10 @@ func keepDimShape(shape []int, axis int) []int {
 	s := slices.Clone(shape)
 	s[axis] = 1
 	return s
+}
+
+// sameSlice reports whether a and b are the same slice (same start and
+// length), so that a result known to be an input's shape needs no check.
+func sameSlice(a, b []int) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

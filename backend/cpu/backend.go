@@ -3,6 +3,7 @@ package cpu
 import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/flex"
+	"github.com/emberml/ember/backend/internal/host"
 	"github.com/emberml/ember/ir"
 )
 
@@ -104,6 +105,18 @@ func (be *Backend) ToData(x backend.Tensor) (*backend.TensorData, error) { retur
 // f32 returns a float32 buffer of n elements with unspecified contents
 // from the allocator.
 func (be *Backend) f32(n int) []float32 { return be.alloc.f32.get(n) }
+
+// newF32 returns a contiguous tensor of dtype dt (F32 or Flex32) and
+// shape, of n elements, and its elements with unspecified contents for the
+// caller to fill in: small tensors are one allocation (host.MakeFloat32),
+// large ones take their buffer from the allocator.
+func (be *Backend) newF32(dt ir.DType, shape []int, n int) (ir.Tensor, []float32) {
+	if n < minPooled {
+		return host.MakeFloat32(dt, shape)
+	}
+	out := be.f32(n)
+	return host.NewFloat32(dt, shape, out), out
+}
 
 // f64 returns a float64 buffer of n elements with unspecified contents.
 func (be *Backend) f64(n int) []float64 { return be.alloc.f64.get(n) }

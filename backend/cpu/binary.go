@@ -36,6 +36,20 @@ func fastArith(op backend.BinaryOp) bool {
 
 // binaryF32 is the fast path, or nil when the operands' layouts do not fit.
 func (be *Backend) binaryF32(op *ir.Op, bop ir.BinaryOp) ir.Tensor {
+	if n := numel(op.Shape); n < serialElems && !bop.IsComparison() {
+		// Equal shapes, small: one run, no broadcast to classify.
+		xd, ok1 := host.ContiguousFloat32(op.In[0])
+		yd, ok2 := host.ContiguousFloat32(op.In[1])
+		if ok1 && ok2 && len(xd) == n && len(yd) == n && n > 0 {
+			t, out := be.newF32(op.DType, op.Shape, n)
+			if bop == backend.OpAdd {
+				addF32(out, xd, yd, n)
+			} else {
+				binVV(bop, out, xd, yd)
+			}
+			return t
+		}
+	}
 	x, ok1 := host.Float32(op.In[0])
 	y, ok2 := host.Float32(op.In[1])
 	if !ok1 || !ok2 {
@@ -50,16 +64,6 @@ func (be *Backend) binaryF32(op *ir.Op, bop ir.BinaryOp) ir.Tensor {
 	n := numel(shape)
 	if n == 0 {
 		return nil
-	}
-	if len(xd) == n && len(yd) == n && n < serialElems && !bop.IsComparison() {
-		// equal shapes, small: one run, no broadcast to classify
-		out := be.f32(n)
-		if bop == backend.OpAdd {
-			addF32(out, xd, yd, n)
-		} else {
-			binVV(bop, out, xd, yd)
-		}
-		return host.NewFloat32(op.DType, shape, out)
 	}
 	va, ok1 := classify(xd, x.Shape, shape)
 	vb, ok2 := classify(yd, y.Shape, shape)

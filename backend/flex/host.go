@@ -5,6 +5,7 @@ import (
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/internal/host"
+	"github.com/emberml/ember/backend/internal/layout"
 	"github.com/emberml/ember/ir"
 )
 
@@ -15,13 +16,52 @@ import (
 
 func init() {
 	host.Install(host.Accessors{
-		Float32:    float32View,
-		Float64:    float64View,
-		Bool:       boolView,
-		NewFloat32: newHostFloat32,
-		NewFloat64: func(shape []int, data []float64) ir.Tensor { return newHost(backend.F64, shape, fvec[float64](data)) },
-		NewBool:    func(shape []int, data []bool) ir.Tensor { return newHost(backend.Bool, shape, bvec(data)) },
+		Float32:           float32View,
+		Float64:           float64View,
+		Bool:              boolView,
+		NewFloat32:        newHostFloat32,
+		NewFloat64:        func(shape []int, data []float64) ir.Tensor { return newHost(backend.F64, shape, fvec[float64](data)) },
+		NewBool:           func(shape []int, data []bool) ir.Tensor { return newHost(backend.Bool, shape, bvec(data)) },
+		ContiguousFloat32: contiguousFloat32,
+		MakeFloat32: func(dt ir.DType, shape []int) (ir.Tensor, []float32) {
+			if !isF32Store(dt) {
+				panic(fmt.Sprintf("flex: host.MakeFloat32 with dtype %v", dt))
+			}
+			return makeTensor[fvec[float32]](dt, shape)
+		},
 	})
+}
+
+// tensorInline is a small tensor allocated together with its storage
+// handle and its elements.
+type tensorInline[S ~[]E, E any] struct {
+	t   Tensor
+	hdr S
+	buf [host.InlineElems]E
+}
+
+// makeTensor returns a new zeroed contiguous tensor of shape and its
+// elements: for at most host.InlineElems elements, one allocation.
+func makeTensor[S ~[]E, P interface {
+	*S
+	storage
+}, E any](dt ir.DType, shape []int) (*Tensor, S) {
+	n := numel(shape)
+	if n > host.InlineElems {
+		s := S(make([]E, n))
+		return newTensorOf[S, P](dt, shape, s), s
+	}
+	a := &tensorInline[S, E]{}
+	a.hdr = a.buf[:n:n]
+	t := &a.t
+	t.dtype, t.shape, t.data = dt, shape, P(&a.hdr)
+	if r := len(shape); r <= inlineRank {
+		t.strides = t.own[:r:r]
+	} else {
+		t.strides = make([]int, r)
+	}
+	rowMajor(t.strides, shape)
+	return t, a.hdr
 }
 
 // float32View returns the view of a flex tensor whose storage holds
@@ -33,6 +73,18 @@ func float32View(x ir.Tensor) (host.View[float32], bool) {
 		}
 	}
 	return host.View[float32]{}, false
+}
+
+// contiguousFloat32 returns the row-major elements of a contiguous flex
+// tensor whose storage holds float32.
+func contiguousFloat32(x ir.Tensor) ([]float32, bool) {
+	if t, ok := x.(*Tensor); ok {
+		if s, ok := t.data.(*fvec[float32]); ok && layout.IsRowMajor(t.shape, t.strides) {
+			n := numel(t.shape)
+			return (*s)[t.offset : t.offset+n : t.offset+n], true
+		}
+	}
+	return nil, false
 }
 
 // float64View returns the view of an F64 flex tensor.

@@ -60,6 +60,12 @@ type Accessors struct {
 	NewFloat32 func(dt ir.DType, shape []int, data []float32) ir.Tensor // F32 or Flex32
 	NewFloat64 func(shape []int, data []float64) ir.Tensor              // F64
 	NewBool    func(shape []int, data []bool) ir.Tensor                 // Bool
+	// MakeFloat32 returns a new zeroed contiguous tensor of dtype dt (F32
+	// or Flex32) and shape and its writable elements; small tensors hold
+	// them inside their own allocation.
+	MakeFloat32 func(dt ir.DType, shape []int) (ir.Tensor, []float32)
+	// ContiguousFloat32 is Float32 followed by View.Contiguous, in one call.
+	ContiguousFloat32 func(t ir.Tensor) ([]float32, bool)
 }
 
 var impl Accessors
@@ -87,6 +93,22 @@ func Bool(t ir.Tensor) (View[bool], bool) { return impl.Bool(t) }
 func NewFloat32(dt ir.DType, shape []int, data []float32) ir.Tensor {
 	return impl.NewFloat32(dt, shape, data)
 }
+
+// ContiguousFloat32 returns the elements of a contiguous F32 or Flex32
+// host tensor in row-major order (Float32 followed by View.Contiguous, in
+// one call), or false.
+func ContiguousFloat32(t ir.Tensor) ([]float32, bool) { return impl.ContiguousFloat32(t) }
+
+// MakeFloat32 returns a new zeroed contiguous tensor of dtype dt (F32 or
+// Flex32) and shape together with its elements, for the caller to fill in
+// before anyone else sees the tensor. A tensor of at most InlineElems
+// elements is one allocation holding its elements, its layout and its
+// storage handle.
+func MakeFloat32(dt ir.DType, shape []int) (ir.Tensor, []float32) { return impl.MakeFloat32(dt, shape) }
+
+// InlineElems is the most elements MakeFloat32 stores inside the tensor's
+// own allocation.
+const InlineElems = 8
 
 // NewFloat64 wraps data as a contiguous F64 tensor of shape.
 func NewFloat64(shape []int, data []float64) ir.Tensor { return impl.NewFloat64(shape, data) }

@@ -485,16 +485,6 @@ func (s *deviceState) open() (backend.Backend, error) {
 	return s.b, s.err
 }
 
-// rawBackend returns the base backend (no decorators) or panics with the
-// init error.
-func (d Device) rawBackend() backend.Backend {
-	b, err := d.state().open()
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
 // backend returns the top of d's decorator stack (autodiff where enabled),
 // locks the device's settings, or panics with the init error.
 func (d Device) backend() backend.Backend { return d.stack().top }

@@ -17,6 +17,17 @@
 // (Device.Autodiff). Backends register through package backend like
 // database/sql drivers.
 //
+// # Operations
+//
+// Every tensor method builds one operation value (an ir.Op), validates it
+// and computes its output shape with its kind's ir.Spec, and runs it on the
+// device's stack of backends: the device's backend, then the decorators
+// that apply to the device (autodiff on an autodiff device). A kind the
+// stack has no kernel for runs as its decomposition into other kinds
+// (ir.Run), so every method works on every backend; CumSum, MaxPool2d,
+// AdamStep and SGDStep are examples of kinds that some backends run as one
+// kernel and others decompose.
+//
 // # Semantics
 //
 // Shapes are row-major []int; axes may be negative. Broadcasting follows

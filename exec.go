@@ -17,18 +17,25 @@ import (
 // operands, described in the *Error raised when op does not infer (nil
 // entries and a short list fall back to the op's own inputs).
 func (d Device) run(op ir.Op, xs ...*Tensor) *Tensor {
-	return wrap(d, d.runAll(op, xs...)[0])
+	d.prepare(&op, xs)
+	return wrap(d, ir.Run(d.backend(), op)[0])
 }
 
 // runAll is run returning every output of op.
 func (d Device) runAll(op ir.Op, xs ...*Tensor) ir.Outputs {
+	d.prepare(&op, xs)
+	return ir.Run(d.backend(), op)
+}
+
+// prepare infers op (panicking with an *Error naming the op and xs when it
+// does not infer) and checks that its output fits in d's memory.
+func (d Device) prepare(op *ir.Op, xs []*Tensor) {
 	if err := op.Infer(); err != nil {
-		d.failOp(op, err, xs)
+		d.failOp(*op, err, xs)
 	}
 	if allocates(op.Kind) {
-		checkOpAlloc(&op, d)
+		checkOpAlloc(op, d)
 	}
-	return ir.Run(d.backend(), op)
 }
 
 // allocates reports whether a kind makes a new buffer (view kinds do not,

@@ -50,6 +50,7 @@ type Backend interface {
 // Wrapper is implemented by decorators: Unwrap returns the backend they
 // wrap.
 type Wrapper interface {
+	// Unwrap returns the wrapped backend (never nil).
 	Unwrap() Backend
 }
 
@@ -90,6 +91,8 @@ func Base(b Backend) Backend {
 // package then skips its host-side bounds check, which would cost a device
 // round trip per op.
 type IndexChecker interface {
+	// ChecksIndicesOnDevice reports whether the backend checks indices
+	// on the device.
 	ChecksIndicesOnDevice() bool
 }
 
@@ -103,6 +106,7 @@ type DeviceInfo struct {
 // DeviceDescriber is implemented by backends that can name their hardware;
 // the root package's Device.Info uses it.
 type DeviceDescriber interface {
+	// DeviceInfo describes the device the backend runs on.
 	DeviceInfo() DeviceInfo
 }
 

@@ -42,6 +42,7 @@ func (id DeviceID) String() string {
 // one device (cpu, flex): its DeviceID prints as the bare type name, "cpu"
 // rather than "cpu:0".
 type SingleDeviceDriver interface {
+	// SingleDevice reports whether the backend has exactly one device.
 	SingleDevice() bool
 }
 

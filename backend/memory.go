@@ -98,8 +98,9 @@ type InvalidLayoutError struct{ Reason string }
 func (e *InvalidLayoutError) Error() string { return "invalid memory pool layout: " + e.Reason }
 
 // MemoryManager is implemented by backends with a managed device allocator
-// (SPEC-device.md "Memory"). The root package checks for it with a type
-// assertion; a backend without it reports Unsupported / false.
+// (SPEC-device.md "Memory"). The root package finds it with As, through
+// any decorators; on a backend without it the root's Device memory
+// methods do nothing, report false or return an *UnsupportedError.
 type MemoryManager interface {
 	// MemoryPersistentAllocations runs f with allocations going to the
 	// persistent pool (model parameters), outside every dynamic pool.

@@ -93,5 +93,7 @@ func (s ThroughputStat) String() string {
 // PerformanceStater is implemented by backends that can measure their own
 // throughput. Keys a backend cannot measure come back with Err set.
 type PerformanceStater interface {
+	// PerformanceStats measures each key, in order, and returns one
+	// stat per key.
 	PerformanceStats(keys []ThroughputKey) []ThroughputStat
 }

@@ -12,14 +12,14 @@ import (
 func init() {
 	register(KindFull, Spec{Name: "full", Group: GroupCreation, Cost: MemoryBound, Infer: inferCreation})
 	register(KindArange, Spec{Name: "arange", Group: GroupCreation, Cost: MemoryBound, Infer: inferArange})
-	register(KindRandom, Spec{Name: "random", Group: GroupCreation, Cost: MemoryBound, Infer: inferRandom})
+	register(KindRandom, Spec{Name: "random", Group: GroupCreation, Cost: MemoryBound, Subs: uint8(numDist), Infer: inferRandom})
 
-	register(KindUnary, Spec{Name: "unary", Group: GroupElementwise, Cost: MemoryBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferUnary})
-	register(KindBinary, Spec{Name: "binary", Group: GroupElementwise, Cost: MemoryBound, NumInputs: 2, Operands: []string{"lhs", "rhs"}, Infer: inferBinary})
+	register(KindUnary, Spec{Name: "unary", Group: GroupElementwise, Cost: MemoryBound, NumInputs: 1, Subs: uint8(numUnary - 1), FirstSub: 1, Operands: []string{"x"}, Infer: inferUnary})
+	register(KindBinary, Spec{Name: "binary", Group: GroupElementwise, Cost: MemoryBound, NumInputs: 2, Subs: uint8(numBinary - 1), FirstSub: 1, Operands: []string{"lhs", "rhs"}, Infer: inferBinary})
 	register(KindWhere, Spec{Name: "where", Group: GroupElementwise, Cost: MemoryBound, NumInputs: 3, Operands: []string{"cond", "a", "b"}, Infer: inferWhere})
 	register(KindCast, Spec{Name: "cast", Group: GroupElementwise, Cost: ComputeBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferCast})
 
-	register(KindReduce, Spec{Name: "reduce", Group: GroupReduce, Cost: ComputeBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferReduce})
+	register(KindReduce, Spec{Name: "reduce", Group: GroupReduce, Cost: ComputeBound, NumInputs: 1, Subs: uint8(numReduce - 1), FirstSub: 1, Operands: []string{"x"}, Infer: inferReduce})
 
 	register(KindReshape, Spec{Name: "reshape", Group: GroupMovement, Cost: MemoryBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferReshape})
 	register(KindPermute, Spec{Name: "permute", Group: GroupMovement, Cost: MemoryBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferPermute})
@@ -521,6 +521,19 @@ func inferMatmul(op Op) ([]int, DType, error) {
 	return op.Shape, op.DType, nil
 }
 
+// convOptions checks that op has its two inputs and valid convolution
+// options (Attrs.Conv) and returns the options.
+func convOptions(op *Op) (ConvOptions, error) {
+	if err := checkInputs(op, 2); err != nil {
+		return ConvOptions{}, err
+	}
+	if op.Attrs == nil {
+		return ConvOptions{}, errorf("missing options")
+	}
+	o := op.Attrs.Conv
+	return o, checkConvOptions(o)
+}
+
 // checkConvOptions checks options whose defaults are filled in.
 func checkConvOptions(o ConvOptions) error {
 	for i := range 2 {
@@ -531,24 +544,39 @@ func checkConvOptions(o ConvOptions) error {
 			return errorf("options %+v are out of range", o)
 		}
 	}
-	if o.Groups < 1 {
-		return errorf("groups %d must be >= 1", o.Groups)
+	if o.Groups < 1 || o.Groups > maxGroups {
+		return errorf("groups %d must be in [1, %d]", o.Groups, maxGroups)
 	}
 	return nil
+}
+
+// maxGroups bounds ConvOptions.Groups.
+const maxGroups = 1 << 20
+
+// convSizeFits reports whether ConvOutputSize's arithmetic on spatial
+// axis i, for an input of size in and a kernel of size k >= 1 under o
+// (checked options), stays within an int.
+func convSizeFits(in, k int, o ConvOptions, i int, transpose bool) bool {
+	const m = math.MaxInt
+	if in > m-2*o.Padding[i] || k-1 > (m-1)/o.Dilation[i] {
+		return false
+	}
+	if !transpose {
+		return true
+	}
+	span := o.Dilation[i]*(k-1) + 1
+	if span > m-o.OutputPadding[i] {
+		return false
+	}
+	return in-1 <= (m-span-o.OutputPadding[i])/o.Stride[i]
 }
 
 // inferConv returns the Infer of Conv2d (transpose false) or
 // ConvTranspose2d.
 func inferConv(transpose bool) func(Op) ([]int, DType, error) {
 	return func(op Op) ([]int, DType, error) {
-		if err := checkInputs(&op, 2); err != nil {
-			return nil, 0, err
-		}
-		if op.Attrs == nil {
-			return nil, 0, errorf("missing options")
-		}
-		o := op.Attrs.Conv
-		if err := checkConvOptions(o); err != nil {
+		o, err := convOptions(&op)
+		if err != nil {
 			return nil, 0, err
 		}
 		x, w := op.In[0], op.In[1]
@@ -562,7 +590,18 @@ func inferConv(transpose bool) func(Op) ([]int, DType, error) {
 		if !x.DType().IsFloat() || x.DType() != w.DType() {
 			return nil, 0, errorf("needs float operands of one dtype")
 		}
+		for i := range 2 {
+			if ws[2+i] < 1 {
+				return nil, 0, errorf("kernel size %d on spatial axis %d must be >= 1", ws[2+i], i)
+			}
+			if !convSizeFits(xs[2+i], ws[2+i], o, i, transpose) {
+				return nil, 0, errorf("input size %d and kernel size %d overflow on spatial axis %d", xs[2+i], ws[2+i], i)
+			}
+		}
 		g := o.Groups
+		if ws[1] > math.MaxInt/g {
+			return nil, 0, errorf("weight axis 1 of size %d times %d groups overflows", ws[1], g)
+		}
 		var cout int
 		if transpose {
 			if xs[1] != ws[0] || ws[0]%g != 0 {

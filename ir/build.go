@@ -1,5 +1,7 @@
 package ir
 
+import "slices"
+
 // Builders: one function per base kind that makes the op, infers it and
 // runs it on an executor (through Run, so a decorator or backend below
 // sees an ordinary op). Decompositions and gradient rules are written with
@@ -56,7 +58,8 @@ func CompareScalar(e Executor, b BinaryOp, x Tensor, v float64) Tensor {
 	return Binary(e, b, x, Scalar(e, x.DType(), v))
 }
 
-// Where selects x where cond holds, else y.
+// Where selects x where cond (Bool) holds, else y; the three broadcast
+// and x and y share a dtype, the result's.
 func Where(e Executor, cond, x, y Tensor) Tensor {
 	return Apply(e, Op{Kind: KindWhere, In: [3]Tensor{cond, x, y}})
 }
@@ -66,12 +69,13 @@ func Cast(e Executor, x Tensor, dt DType) Tensor {
 	return Apply(e, Op{Kind: KindCast, DType: dt, In: [3]Tensor{x}})
 }
 
-// Reduce reduces x along axis.
+// Reduce reduces x along axis with r; the axis is dropped, or kept with
+// size 1 when keepDim. ArgMax and ArgMin give I64, the others x's dtype.
 func Reduce(e Executor, r ReduceOp, x Tensor, axis int, keepDim bool) Tensor {
 	return Apply(e, Op{Kind: KindReduce, Sub: uint8(r), Axis: axis, KeepDim: keepDim, In: [3]Tensor{x}})
 }
 
-// Reshape gives x a shape of equal element count.
+// Reshape gives x shape, of equal element count.
 func Reshape(e Executor, x Tensor, shape []int) Tensor {
 	return Apply(e, Op{Kind: KindReshape, Shape: shape, In: [3]Tensor{x}})
 }
@@ -102,17 +106,19 @@ func Flip(e Executor, x Tensor, axes []int) Tensor {
 	return Apply(e, Op{Kind: KindFlip, Ints: axes, In: [3]Tensor{x}})
 }
 
-// Cat joins xs (one dtype) along axis.
+// Cat joins xs (one dtype and rank, equal sizes off axis) along axis.
 func Cat(e Executor, xs []Tensor, axis int) Tensor {
 	return Apply(e, Op{Kind: KindCat, Axis: axis, Xs: xs})
 }
 
-// Gather picks x's values along axis at index (I64).
+// Gather picks x's values along axis at index (I64, x's rank, no larger
+// than x off axis); the result has index's shape and x's dtype.
 func Gather(e Executor, x Tensor, axis int, index Tensor) Tensor {
 	return Apply(e, Op{Kind: KindGather, Axis: axis, In: [3]Tensor{x, index}})
 }
 
-// ScatterAdd adds src into a copy of x at index along axis.
+// ScatterAdd adds src into a copy of x at index along axis (index I64,
+// src of index's shape and x's dtype); the result has x's shape.
 func ScatterAdd(e Executor, x Tensor, axis int, index, src Tensor) Tensor {
 	return Apply(e, Op{Kind: KindScatterAdd, Axis: axis, In: [3]Tensor{x, index, src}})
 }
@@ -122,22 +128,28 @@ func IndexSelect(e Executor, x Tensor, axis int, index Tensor) Tensor {
 	return Apply(e, Op{Kind: KindIndexSelect, Axis: axis, In: [3]Tensor{x, index}})
 }
 
-// Matmul multiplies the last two axes of x and y.
+// Matmul multiplies the last two axes of x [..., m, k] and y [..., k, n]
+// (rank >= 2, one dtype), broadcasting the batch axes: [..., m, n].
 func Matmul(e Executor, x, y Tensor) Tensor {
 	return Apply(e, Op{Kind: KindMatmul, In: [3]Tensor{x, y}})
 }
 
-// Conv2d convolves x with w (options with defaults filled in).
+// Conv2d convolves x [N, Cin, H, W] with w [Cout, Cin/groups, kH, kW]
+// (one float dtype; options with defaults filled in): [N, Cout, Ho, Wo]
+// (ConvOutputSize).
 func Conv2d(e Executor, x, w Tensor, o ConvOptions) Tensor {
 	return Apply(e, Op{Kind: KindConv2d, Attrs: &Attrs{Conv: o}, In: [3]Tensor{x, w}})
 }
 
-// ConvTranspose2d is the transposed convolution of x with w.
+// ConvTranspose2d is the transposed convolution of x [N, Cin, H, W] with
+// w [Cin, Cout/groups, kH, kW] (one float dtype; options with defaults
+// filled in): [N, Cout, Ho, Wo] (ConvOutputSize).
 func ConvTranspose2d(e Executor, x, w Tensor, o ConvOptions) Tensor {
 	return Apply(e, Op{Kind: KindConvTranspose2d, Attrs: &Attrs{Conv: o}, In: [3]Tensor{x, w}})
 }
 
-// FullRanges selects every element of shape.
+// FullRanges returns the ranges that select every element of shape (for
+// Slice and SliceScatter), one per axis.
 func FullRanges(shape []int) []Range {
 	rs := make([]Range, len(shape))
 	for i, n := range shape {
@@ -146,7 +158,7 @@ func FullRanges(shape []int) []Range {
 	return rs
 }
 
-// Transpose swaps the last two axes of x.
+// Transpose swaps the last two axes of x (rank >= 2).
 func Transpose(e Executor, x Tensor) Tensor {
 	r := len(x.Shape())
 	axes := make([]int, r)
@@ -162,7 +174,7 @@ func Transpose(e Executor, x Tensor) Tensor {
 // sum_to_size.
 func SumTo(e Executor, g Tensor, shape []int) Tensor {
 	gs := g.Shape()
-	if equalInts(gs, shape) {
+	if slices.Equal(gs, shape) {
 		return g
 	}
 	lead := len(gs) - len(shape)
@@ -174,20 +186,8 @@ func SumTo(e Executor, g Tensor, shape []int) Tensor {
 			g = Reduce(e, ReduceSum, g, i, true)
 		}
 	}
-	if !equalInts(g.Shape(), shape) {
+	if !slices.Equal(g.Shape(), shape) {
 		g = Reshape(e, g, shape)
 	}
 	return g
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

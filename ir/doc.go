@@ -31,8 +31,9 @@
 // example):
 //
 //  1. ir/<group>.go: the Kind constant (appended, never renumbered; raise
-//     numKinds), its Spec registered in init, Infer and, unless every
-//     backend gets a kernel, Decompose (ir/scan.go);
+//     numKinds), its Spec registered in init (with Subs and FirstSub if
+//     it selects a sub-op), Infer and, unless every backend gets a
+//     kernel, Decompose (ir/scan.go);
 //  2. backend/flex/<group>.go: the portable kernel, registered in the flex
 //     kernel table (backend/flex/scan.go); backend/cpu inherits it;
 //  3. backend/cuda/ops_<group>.go: the CUDA kernel, if it has one

@@ -192,21 +192,15 @@ func operandName(k Kind, i int) string {
 // maxRank bounds the rank of every encoded shape, axis and per-axis list.
 const maxRank = 64
 
-// validSub reports whether sub is a valid Op.Sub for kind k: a declared
-// unary, binary or reduce op or distribution for the kinds that have one,
-// 0 for the others (a kind that comes to use Sub is added here).
+// validSub reports whether sub is a valid Op.Sub for the valid kind k:
+// one of the Spec.Subs values from Spec.FirstSub, or 0 for a kind without
+// sub-ops.
 func validSub(k Kind, sub uint8) bool {
-	switch k {
-	case KindUnary:
-		return UnaryOp(sub).Valid()
-	case KindBinary:
-		return BinaryOp(sub).Valid()
-	case KindReduce:
-		return ReduceOp(sub).Valid()
-	case KindRandom:
-		return DistributionKind(sub).Valid()
+	s := &specs[k]
+	if s.Subs == 0 {
+		return sub == 0
 	}
-	return sub == 0
+	return sub >= s.FirstSub && sub-s.FirstSub < s.Subs
 }
 
 // formatError returns an error wrapping ErrFormat.

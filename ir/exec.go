@@ -82,6 +82,7 @@ type UnsupportedError struct {
 	DType DType
 }
 
+// Error names the kind and dtype.
 func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("ir: %s on %v is not supported by this backend and has no decomposition", e.Kind, e.DType)
 }
@@ -95,6 +96,7 @@ type InferError struct {
 	Err error
 }
 
+// Error is the op's name and the inference error.
 func (e *InferError) Error() string { return "ir: " + e.Op + ": " + e.Err.Error() }
 
 // Unwrap returns the inference error.

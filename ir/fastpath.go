@@ -199,14 +199,8 @@ func sliceIfNeeded(e Executor, t Tensor, ranges []Range) Tensor {
 // ---- convolution weight gradient ----
 
 func inferConv2dWeightGrad(op Op) ([]int, DType, error) {
-	if err := checkInputs(&op, 2); err != nil {
-		return nil, 0, err
-	}
-	if op.Attrs == nil {
-		return nil, 0, errorf("missing options")
-	}
-	o := op.Attrs.Conv
-	if err := checkConvOptions(o); err != nil {
+	o, err := convOptions(&op)
+	if err != nil {
 		return nil, 0, err
 	}
 	x, g := op.In[0], op.In[1]
@@ -221,6 +215,9 @@ func inferConv2dWeightGrad(op Op) ([]int, DType, error) {
 		return nil, 0, err
 	}
 	ws := op.Shape
+	if ws[1] > math.MaxInt/o.Groups {
+		return nil, 0, errorf("weight axis 1 of size %d times %d groups overflows", ws[1], o.Groups)
+	}
 	if xs[0] != gs[0] || ws[0] != gs[1] || xs[1] != ws[1]*o.Groups || gs[1]%o.Groups != 0 {
 		return nil, 0, errorf("shapes x %v, grad_out %v and weight %v do not match for %d groups", xs, gs, ws, o.Groups)
 	}

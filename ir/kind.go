@@ -165,6 +165,16 @@ type Spec struct {
 	NumOutputs int
 	// Operands name the inputs in error messages ("lhs", "rhs").
 	Operands []string
+	// Subs is the number of valid Op.Sub values of a kind that selects
+	// a sub-op (the unary, binary or reduce op, the distribution): they
+	// are FirstSub, FirstSub+1, ..., FirstSub+Subs-1. 0 means the kind
+	// has no sub-op and Sub must be 0. Decoding checks Sub against it
+	// (the kind's Infer checks the sub-op it reads).
+	Subs uint8
+	// FirstSub is the smallest valid Sub value when Subs > 0: 1 for
+	// enums whose zero value is invalid (UnaryOp, BinaryOp, ReduceOp), 0
+	// for DistributionKind (DistDefault).
+	FirstSub uint8
 	// Infer validates op (inputs, attributes) and returns its output
 	// shape and dtype (for kinds where they are given, op's own), or an
 	// error that says what is wrong (the caller adds the op's name and
@@ -186,6 +196,9 @@ func register(k Kind, s Spec) {
 	}
 	if s.NumOutputs == 0 {
 		s.NumOutputs = 1
+	}
+	if (s.Subs == 0 && s.FirstSub != 0) || int(s.FirstSub)+int(s.Subs) > 256 {
+		panic(fmt.Sprintf("ir: kind %s: bad sub-op range %d+%d", s.Name, s.FirstSub, s.Subs))
 	}
 	specs[k] = s
 }

@@ -22,7 +22,9 @@ type Tensor interface {
 type Op struct {
 	// Kind selects the primitive.
 	Kind Kind
-	// Sub selects the unary, binary or reduce op or the distribution.
+	// Sub selects the unary, binary or reduce op or the distribution
+	// (Spec.Subs and Spec.FirstSub give the valid values); 0 for kinds
+	// without sub-ops.
 	Sub uint8
 	// DType is the output dtype (given for creation ops and Cast,
 	// inferred otherwise).

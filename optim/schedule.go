@@ -8,6 +8,7 @@ import (
 
 // Schedule gives the learning rate for a step number (0 for the first step).
 type Schedule interface {
+	// LR returns the learning rate of step (>= 0).
 	LR(step int) float64
 }
 

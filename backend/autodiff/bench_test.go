@@ -131,11 +131,11 @@ func testTrackedAddAllocs(t *testing.T, in backend.Backend) {
 }
 
 // TestNodeSize keeps a recorded op of up to three inputs and one output
-// in one 320-byte allocation (with the 32-byte output tensor, what
+// in one 224-byte allocation (with the 32-byte output tensor, what
 // recording a tracked op allocates).
 func TestNodeSize(t *testing.T) {
-	if s := unsafe.Sizeof(node{}); s > 320 {
-		t.Errorf("a node is %d bytes, want at most 320", s)
+	if s := unsafe.Sizeof(node{}); s > 224 {
+		t.Errorf("a node is %d bytes, want at most 224", s)
 	}
 	if s := unsafe.Sizeof(tensor{}); s > 32 {
 		t.Errorf("a tracked tensor is %d bytes, want at most 32", s)

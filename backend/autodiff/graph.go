@@ -40,10 +40,11 @@ type node struct {
 	// inputs of a recomputed node); the others are nil. A kind that holds
 	// its inputs in Xs has Xs nil when it keeps none.
 	op ir.Op
-	// par[i] is input i's producer (zero for an untracked input) and
-	// shapes[i] its shape, for kinds with inputs in op.In.
-	par    [3]ref
-	shapes [3][]int
+	// par[i] and pout[i] name input i's producer and which of its outputs
+	// it is (nil for an untracked input), for kinds with inputs in op.In.
+	// An input's shape is its producer's output shape or, for an
+	// untracked input, the kept input's (see inShape).
+	par [3]*node
 	// out0 is output 0 when kept (a leaf's value, an output the rule
 	// reads, every output of a checkpointed compute-bound node).
 	out0 backend.Tensor
@@ -60,7 +61,8 @@ type node struct {
 	// output and Backward runs op again on its inputs.
 	recompute bool
 	// dt0 is input 0's dtype (Cast's gradient is cast back to it).
-	dt0 ir.DType
+	dt0  ir.DType
+	pout [3]uint8 // see par
 }
 
 // extra is the rarely used part of a node.
@@ -83,15 +85,23 @@ func (n *node) parent(i int) ref {
 	if n.nin == 0 {
 		return n.ext.parents[i]
 	}
-	return n.par[i]
+	return ref{n.par[i], n.pout[i]}
 }
 
-// inShape returns the shape of input i.
+// inShape returns the shape of input i: its producer's output shape (every
+// output of a kind has the op's output shape) or, for an untracked input,
+// the kept input's. Rules read the shapes of tracked and kept inputs only.
 func (n *node) inShape(i int) []int {
 	if n.nin == 0 {
 		return n.ext.shapes[i]
 	}
-	return n.shapes[i]
+	if p := n.par[i]; p != nil {
+		return p.op.Shape
+	}
+	if x := n.op.In[i]; x != nil {
+		return x.Shape()
+	}
+	panic("autodiff: internal error: the shape of input " + strconv.Itoa(i) + " of " + n.name() + " was not kept")
 }
 
 // output returns output j when kept, else nil.
@@ -185,9 +195,10 @@ func (b *Backend) record(op ir.Op, r *rule, par *[3]ref, xpar []ref, outs *ir.Ou
 		n.ext = &extra{parents: xpar, shapes: shapes}
 	} else {
 		nin = op.NumInputs()
-		n.par = *par
+		for i, p := range par {
+			n.par[i], n.pout[i] = p.n, p.i
+		}
 		n.nin = uint8(nin)
-		shapes = n.shapes[:nin]
 	}
 	var tracked uint64
 	for i := range min(nin, 64) {
@@ -202,7 +213,9 @@ func (b *Backend) record(op ir.Op, r *rule, par *[3]ref, xpar []ref, outs *ir.Ou
 	for i := range nin {
 		x := op.Input(i)
 		if x != nil {
-			shapes[i] = x.Shape()
+			if shapes != nil {
+				shapes[i] = x.Shape()
+			}
 			if i == 0 {
 				n.dt0 = x.DType()
 			}

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -400,7 +401,7 @@ func TestReshapeStrides(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, ok := reshapeStrides(c.shape, c.strides, c.newShape)
-		if ok != c.ok || (ok && !equalInts(got, c.want)) {
+		if ok != c.ok || (ok && !slices.Equal(got, c.want)) {
 			t.Errorf("reshape %v/%v -> %v: got %v %v, want %v %v", c.shape, c.strides, c.newShape, got, ok, c.want, c.ok)
 		}
 	}
@@ -431,18 +432,6 @@ func TestMatLayoutAndBatchStride(t *testing.T) {
 	if s, ok := batchStride([]int{1, 5, 1}, []int{99, 7, 3}); !ok || s != 7 {
 		t.Errorf("size-1 axes: %d %v", s, ok)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // checkPage verifies a page's invariants: segments cover it in order

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,7 +81,7 @@ func TestGPURoundTripAllDTypes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v %v: %v", dt, shape, err)
 			}
-			if got.DType != dt || !equalInts(got.Shape, shape) || string(got.Bytes) != string(want.Bytes) {
+			if got.DType != dt || !slices.Equal(got.Shape, shape) || string(got.Bytes) != string(want.Bytes) {
 				t.Fatalf("%v %v: round trip changed the data", dt, shape)
 			}
 		}
@@ -200,7 +201,7 @@ func TestGPUMatmulFloat(t *testing.T) {
 		if e := relErr(values(got), refMatmul(values(ab), cvals, 4, m, k, n, func(i int) int { return i }, zero)); e > tols[dt] {
 			t.Errorf("%v batched, transposed: relative error %.3g > %.3g", dt, e, tols[dt])
 		}
-		if !equalInts(got.Shape, []int{4, m, n}) {
+		if !slices.Equal(got.Shape, []int{4, m, n}) {
 			t.Errorf("%v batched shape %v", dt, got.Shape)
 		}
 	}
@@ -233,7 +234,7 @@ func TestGPUMatmulBroadcastBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := refMatmul(values(ad), values(cd), 12, m, k, n, func(i int) int { return i / 4 }, func(i int) int { return i % 4 })
-	if e := relErr(values(got), want); e > 2e-6 || !equalInts(got.Shape, []int{3, 4, m, n}) {
+	if e := relErr(values(got), want); e > 2e-6 || !slices.Equal(got.Shape, []int{3, 4, m, n}) {
 		t.Errorf("broadcast batch: shape %v, relative error %.3g", got.Shape, e)
 	}
 }

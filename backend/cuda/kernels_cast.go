@@ -121,7 +121,7 @@ func isF32(dt backend.DType) bool { return dt == backend.F32 || dt == backend.Fl
 
 // castInto converts t into out (contiguous, t's shape, any dtype).
 func (b *Backend) castInto(out, t *Tensor) {
-	if numel(t.shape) == 0 {
+	if backend.NumElements(t.shape) == 0 {
 		return
 	}
 	sh, st := collapse(t.shape, [][]int{layout.RowMajorStrides(t.shape), t.strides})
@@ -133,6 +133,6 @@ func (b *Backend) castInto(out, t *Tensor) {
 			name, idx = "ember_cast_"+ctypeOf(t.dtype).Name+"_s32", "int"
 		}
 		k := b.kernel(name, func() string { return castSource(t.dtype, name, idx) })
-		b.Launch(k, grid1(numel(sh), blockSize), block1, 0, layoutBlob(sh, st), int32(out.dtype), ptrs[0], ptrs[1])
+		b.Launch(k, grid1(backend.NumElements(sh), blockSize), block1, 0, layoutBlob(sh, st), int32(out.dtype), ptrs[0], ptrs[1])
 	})
 }

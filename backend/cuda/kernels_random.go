@@ -100,7 +100,7 @@ func randomSource(dt backend.DType, name string) string {
 // Seed makes the sequence of random ops reproducible).
 func (b *Backend) random(shape []int, dt backend.DType, dist backend.Distribution) *Tensor {
 	out := b.emptyOf(shape, dt)
-	n := numel(shape)
+	n := backend.NumElements(shape)
 	if n == 0 {
 		return out
 	}

@@ -75,7 +75,7 @@ func (b *Backend) conv2d(xt, wt *Tensor, opts backend.ConvOptions, shape []int) 
 	n, cin, h, wd := xt.shape[0], xt.shape[1], xt.shape[2], xt.shape[3]
 	cout, ipg := wt.shape[0], wt.shape[1]
 	ho, wo := shape[2], shape[3]
-	if numel(shape) == 0 {
+	if backend.NumElements(shape) == 0 {
 		return b.emptyOf(shape, xt.dtype)
 	}
 	kk, l := ipg*g.kh*g.kw, ho*wo
@@ -91,7 +91,7 @@ func (b *Backend) conv2d(xt, wt *Tensor, opts backend.ConvOptions, shape []int) 
 		k := b.kernel(name, func() string {
 			return render(im2colTmpl, convSpec{Name: name, T: bitsType(xt.dtype.Size())})
 		})
-		total := numel(col.shape)
+		total := backend.NumElements(col.shape)
 		b.Launch(k, grid1(total, blockSize), block1, 0, cvBlob(total, cin, h, wd, g, ho, wo, xt.strides), col.Ptr(), xt.Ptr())
 	}
 	opg := cout / g.groups
@@ -124,7 +124,7 @@ func (b *Backend) convTranspose2d(xt, wt *Tensor, opts backend.ConvOptions, shap
 	opg := wt.shape[1]
 	cout, ipg := opg*g.groups, cin/g.groups
 	ho, wo := shape[2], shape[3]
-	if numel(shape) == 0 {
+	if backend.NumElements(shape) == 0 {
 		return b.emptyOf(shape, xt.dtype)
 	}
 	kk, l := opg*g.kh*g.kw, h*wd
@@ -148,7 +148,7 @@ func (b *Backend) convTranspose2d(xt, wt *Tensor, opts backend.ConvOptions, shap
 	out := b.emptyOf(shape, xt.dtype)
 	name := "ember_col2im_" + ctypeOf(xt.dtype).Name
 	k := b.kernel(name, func() string { return col2imSource(xt.dtype, name) })
-	total := numel(shape)
+	total := backend.NumElements(shape)
 	b.Launch(k, grid1(total, blockSize), block1, 0, cvBlob(total, cout, h, wd, g, ho, wo, nil), out.Ptr(), ct.Ptr())
 	return out
 }

@@ -114,7 +114,7 @@ func copyCall(size int) elemCall {
 // broadcast axes). Contiguous launches (all operands dense or scalar and
 // 16-byte aligned) take the vectorized kernel, the others the strided one.
 func (b *Backend) elementwise(c elemCall, shape []int, out *Tensor, outSt []int, ins []*Tensor, inSt [][]int) {
-	n := numel(shape)
+	n := backend.NumElements(shape)
 	if n == 0 {
 		return
 	}
@@ -192,7 +192,7 @@ func flatStrides(shape, st []int) []int {
 }
 
 func (b *Backend) elementwiseLaunch(c elemCall, sh []int, st [][]int, ptrs []uint64, sizes []int) {
-	n := numel(sh)
+	n := backend.NumElements(sh)
 	vec := elemVec(sizes...)
 	contig := len(sh) <= 1
 	var sc [3]int32

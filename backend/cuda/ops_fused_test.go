@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/emberml/ember/backend"
@@ -49,7 +50,7 @@ func TestKernelAdamStep(t *testing.T) {
 						if err != nil {
 							t.Fatalf("%s: %v", what, err)
 						}
-						if fd.DType != dt || !equalInts(fd.Shape, shape) {
+						if fd.DType != dt || !slices.Equal(fd.Shape, shape) {
 							t.Fatalf("%s: %s is %v %v", what, out, fd.DType, fd.Shape)
 						}
 						if err := fd.ApproxEqual(cd, 0, 0); err != nil || string(fd.Bytes) != string(cd.Bytes) {

@@ -3,6 +3,8 @@ package cuda
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/emberml/ember/backend"
 )
 
 // This file turns tensor layouts into kernel launches: broadcasting
@@ -20,15 +22,6 @@ const blockSize = 256
 
 // maxBlocks caps 1-d grids; the kernels loop with a grid stride.
 var maxBlocks = 1 << 16
-
-// numel is the element count of shape (1 for rank 0).
-func numel(shape []int) int {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	return n
-}
 
 // broadcastStrides returns t's strides for viewing it as shape: new
 // leading axes and size-1 axes that are broadcast get stride 0.
@@ -82,7 +75,7 @@ func collapse(shape []int, strides [][]int) ([]int, [][]int) {
 func layoutBlob(shape []int, strides [][]int) []byte {
 	buf := make([]byte, 8*(2+maxRank+4*maxRank))
 	put := func(i int, v int) { binary.LittleEndian.PutUint64(buf[8*i:], uint64(int64(v))) }
-	put(0, numel(shape))
+	put(0, backend.NumElements(shape))
 	put(1, len(shape))
 	for d, s := range shape {
 		put(2+d, s)
@@ -98,7 +91,7 @@ func layoutBlob(shape []int, strides [][]int) []byte {
 // fits32 reports whether every offset an operand reaches over shape, and
 // the element count, fit in an int32.
 func fits32(shape []int, strides [][]int) bool {
-	if numel(shape) > math.MaxInt32 {
+	if backend.NumElements(shape) > math.MaxInt32 {
 		return false
 	}
 	for _, st := range strides {

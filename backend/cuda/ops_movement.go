@@ -24,7 +24,7 @@ func init() {
 func (b *Backend) pad(op ir.Op) ir.Outputs {
 	t := tensorOf(op.In[0])
 	out := b.full(op.Shape, op.DType, op.Scalars[0])
-	if numel(t.shape) == 0 {
+	if backend.NumElements(t.shape) == 0 {
 		return ir.One(out)
 	}
 	off := out.offset
@@ -45,7 +45,7 @@ func (b *Backend) cat(op ir.Op) ir.Outputs {
 	off := 0
 	for _, x := range op.Xs {
 		t := tensorOf(x)
-		if numel(t.shape) > 0 {
+		if backend.NumElements(t.shape) > 0 {
 			copyStrided(b, out.view(t.shape, out.strides, off), t)
 		}
 		off += t.shape[axis] * out.strides[axis]
@@ -58,7 +58,7 @@ func (b *Backend) cat(op ir.Op) ir.Outputs {
 func idxBlob(shape []int, axis, asize, istride int, ist, xst, ost []int) []byte {
 	buf := make([]byte, 8*(5+4*maxRank))
 	put := func(i, v int) { binary.LittleEndian.PutUint64(buf[8*i:], uint64(int64(v))) }
-	put(0, numel(shape))
+	put(0, backend.NumElements(shape))
 	put(1, len(shape))
 	put(2, axis)
 	put(3, asize)
@@ -88,7 +88,7 @@ func (b *Backend) gather(op ir.Op) ir.Outputs {
 	t, ix, axis := tensorOf(op.In[0]), tensorOf(op.In[1]), op.Axis
 	checkIndexRank("gather", len(ix.shape))
 	out := b.emptyOf(op.Shape, op.DType)
-	n := numel(ix.shape)
+	n := backend.NumElements(ix.shape)
 	if n == 0 {
 		return ir.One(out)
 	}
@@ -111,14 +111,14 @@ func (b *Backend) indexSelect(op ir.Op) ir.Outputs {
 	t, ix, axis := tensorOf(op.In[0]), tensorOf(op.In[1]), op.Axis
 	shape := op.Shape
 	out := b.emptyOf(shape, op.DType)
-	n := numel(shape)
+	n := backend.NumElements(shape)
 	if n == 0 {
 		return ir.One(out)
 	}
 	kshape, kst, kaxis := shape, t.strides, axis
 	if len(shape) > maxRank {
 		t = b.Contiguous(t)
-		outer, inner := numel(t.shape[:axis]), numel(t.shape[axis+1:])
+		outer, inner := backend.NumElements(t.shape[:axis]), backend.NumElements(t.shape[axis+1:])
 		kshape, kaxis = []int{outer, ix.shape[0], inner}, 1
 		kst = []int{t.shape[axis] * inner, inner, 1}
 	}
@@ -154,7 +154,7 @@ func (b *Backend) scatterAddTo(t *Tensor, axis int, ix, sr *Tensor) *Tensor {
 	checkIndexRank("scatter_add", len(ix.shape))
 	out := b.emptyOf(t.shape, t.dtype)
 	copyStrided(b, out, t)
-	n := numel(ix.shape)
+	n := backend.NumElements(ix.shape)
 	if n == 0 {
 		return out
 	}

@@ -20,9 +20,9 @@ func init() { kernels.Set(ir.KindReduce, (*Backend).reduce, nil) }
 func (b *Backend) reduce(op ir.Op) ir.Outputs {
 	rop, axis := ir.ReduceOp(op.Sub), op.Axis
 	t := b.Contiguous(tensorOf(op.In[0]))
-	outer := numel(t.shape[:axis])
+	outer := backend.NumElements(t.shape[:axis])
 	r := t.shape[axis]
-	inner := numel(t.shape[axis+1:])
+	inner := backend.NumElements(t.shape[axis+1:])
 	out := b.emptyOf(op.Shape, op.DType)
 	if outer*inner == 0 {
 		return ir.One(out)

@@ -21,7 +21,7 @@ func (b *Backend) cumSum(op ir.Op) ir.Outputs {
 	t := b.Contiguous(tensorOf(op.In[0]))
 	axis := op.Axis
 	out := b.emptyOf(op.Shape, op.DType)
-	outer, n, inner := numel(t.shape[:axis]), t.shape[axis], numel(t.shape[axis+1:])
+	outer, n, inner := backend.NumElements(t.shape[:axis]), t.shape[axis], backend.NumElements(t.shape[axis+1:])
 	lanes := outer * inner
 	if lanes == 0 || n == 0 {
 		return ir.One(out)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/emberml/ember/backend"
@@ -57,7 +58,7 @@ func TestKernelCumSum(t *testing.T) {
 						if err != nil {
 							t.Fatalf("%s: reading the GPU result: %v", what, err)
 						}
-						if !equalInts(g.Shape, shape) || g.DType != dt {
+						if !slices.Equal(g.Shape, shape) || g.DType != dt {
 							t.Fatalf("%s: got %v %v", what, g.DType, g.Shape)
 						}
 						checkCumSum(t, what, in, g, axis)
@@ -74,7 +75,7 @@ func TestKernelCumSum(t *testing.T) {
 func checkCumSum(t *testing.T, what string, in, got *backend.TensorData, axis int) {
 	t.Helper()
 	dt := in.DType
-	outer, n, inner := numel(in.Shape[:axis]), in.Shape[axis], numel(in.Shape[axis+1:])
+	outer, n, inner := backend.NumElements(in.Shape[:axis]), in.Shape[axis], backend.NumElements(in.Shape[axis+1:])
 	if dt.IsInt() {
 		want := make([]int64, in.NumElements())
 		for o := range outer {

@@ -53,15 +53,8 @@ func makeTensor[S ~[]E, P interface {
 	}
 	a := &tensorInline[S, E]{}
 	a.hdr = a.buf[:n:n]
-	t := &a.t
-	t.dtype, t.shape, t.data = dt, shape, P(&a.hdr)
-	if r := len(shape); r <= inlineRank {
-		t.strides = t.own[:r:r]
-	} else {
-		t.strides = make([]int, r)
-	}
-	rowMajor(t.strides, shape)
-	return t, a.hdr
+	a.t.initContiguous(dt, shape, P(&a.hdr))
+	return &a.t, a.hdr
 }
 
 // float32View returns the view of a flex tensor whose storage holds

@@ -86,15 +86,20 @@ func newTensorOf[S any, P interface {
 	storage
 }](dt backend.DType, shape []int, s S) *Tensor {
 	a := &tensorWith[S]{hdr: s}
-	t := &a.t
-	t.dtype, t.shape, t.data = dt, shape, P(&a.hdr)
+	a.t.initContiguous(dt, shape, P(&a.hdr))
+	return &a.t
+}
+
+// initContiguous sets t to the contiguous row-major layout of shape over
+// data (strides inside t up to inlineRank).
+func (t *Tensor) initContiguous(dt backend.DType, shape []int, data storage) {
+	t.dtype, t.shape, t.data = dt, shape, data
 	if r := len(shape); r <= inlineRank {
 		t.strides = t.own[:r:r]
 	} else {
 		t.strides = make([]int, r)
 	}
 	rowMajor(t.strides, shape)
-	return t
 }
 
 // rowMajor fills st with the contiguous row-major strides of shape.

@@ -1,7 +1,8 @@
 // Package layout holds the stride arithmetic that Ember's backends share:
-// row-major strides and contiguity, NumPy broadcasting of shapes, and the
-// GEMM description of a strided matrix. Output shapes of ops are not
-// computed here: they come inferred with the op (ir.Op.Shape).
+// row-major strides and contiguity, and the GEMM description of a strided
+// matrix. Shapes are not computed here: an op's output shape comes
+// inferred with it (ir.Op.Shape), and other shape arithmetic
+// (broadcasting, convolution and pooling sizes) is package ir's.
 package layout
 
 // RowMajorStrides returns the contiguous row-major strides of shape, in
@@ -28,27 +29,6 @@ func IsRowMajor(shape, strides []int) bool {
 		s *= shape[i]
 	}
 	return true
-}
-
-// BroadcastShapes returns the NumPy broadcast of shapes, which the caller
-// has already validated (every pair of aligned sizes is equal or 1).
-func BroadcastShapes(shapes ...[]int) []int {
-	r := 0
-	for _, s := range shapes {
-		r = max(r, len(s))
-	}
-	out := make([]int, r)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, s := range shapes {
-		for i, d := range s {
-			if d != 1 {
-				out[r-len(s)+i] = d
-			}
-		}
-	}
-	return out
 }
 
 // MatrixLayout describes a rows × cols matrix with row stride sr and

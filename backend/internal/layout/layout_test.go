@@ -14,12 +14,6 @@ func TestRowMajorStrides(t *testing.T) {
 	}
 }
 
-func TestBroadcastShapes(t *testing.T) {
-	if got := BroadcastShapes([]int{3, 1}, []int{2, 1, 4}, []int{4}); !slices.Equal(got, []int{2, 3, 4}) {
-		t.Fatalf("got %v", got)
-	}
-}
-
 func TestMatrixLayout(t *testing.T) {
 	cases := []struct {
 		rows, cols, sr, sc int

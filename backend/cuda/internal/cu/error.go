@@ -31,6 +31,7 @@ type Error struct {
 	Message string
 }
 
+// Error gives the call, the result's name and code, and its message.
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s (%d): %s", e.Call, e.Name, int(e.Code), e.Message)
 }

@@ -71,6 +71,7 @@ type Error struct {
 	Text   string
 }
 
+// Error gives the call, the status's name and code, and its description.
 func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s (%d): %s", e.Call, e.Name, e.Status, e.Text)
 }

@@ -117,6 +117,7 @@ type CompileError struct {
 	Err     error
 }
 
+// Error gives the kernel's name, the options, the failure and NVRTC's log.
 func (e *CompileError) Error() string {
 	return fmt.Sprintf("nvrtc: compiling %s (%s): %v\n%s", e.Name, strings.Join(e.Options, " "), e.Err, e.Log)
 }

@@ -491,5 +491,12 @@ func TestGradHandWorked(t *testing.T) {
 			t.Errorf("%sBackward twice: %v then %v", name, first, second)
 		}
 		checkEq(t, name+"d sum(sin(x²))/dx", g1.Of(x), ref{[]int{4}, []float64{2 * math.Cos(1), 6 * math.Cos(9), 6 * math.Cos(9), -4 * math.Cos(4)}}, F64)
+
+		// d sum(w·cumsum(c))/dc_k = w_k + ... + w_{n-1}.
+		c := f64([]int{4}, 1, -2, 3, 5)
+		cs := c.CumSum(0)
+		checkEq(t, name+"cumsum", cs, ref{[]int{4}, []float64{1, -1, 2, 7}}, F64)
+		w := mk(dev, ref{[]int{4}, []float64{1, 10, 100, 1000}}, F64)
+		checkEq(t, name+"cumsum gradient", cs.Mul(w).Sum().Backward().Of(c), ref{[]int{4}, []float64{1111, 1110, 1100, 1000}}, F64)
 	}
 }

@@ -27,27 +27,31 @@
 //
 // # Adding a primitive
 //
-// A new primitive touches these files, tests included (CumSum is the
-// example):
+// A new primitive touches at most these eight files, tests included
+// (CumSum, added this way, touched exactly these):
 //
-//  1. ir/<group>.go: the Kind constant (appended, never renumbered; raise
-//     numKinds), its Spec registered in init (with Subs and FirstSub if
-//     it selects a sub-op), Infer and, unless every backend gets a
-//     kernel, Decompose (ir/scan.go);
+//  1. ir/<group>.go: the Kind constant (the next free value below
+//     NumKinds, never renumbered), its Spec registered in init, Infer and,
+//     unless every backend gets a kernel, Decompose (ir/scan.go);
 //  2. backend/flex/<group>.go: the portable kernel, registered in the flex
-//     kernel table (backend/flex/scan.go); backend/cpu inherits it;
-//  3. backend/cuda/ops_<group>.go: the CUDA kernel, if it has one
-//     (backend/cuda/ops_scan.go);
-//  4. backend/autodiff/<group>.go: the gradient rule, registered in the
-//     rule table (backend/autodiff/scan.go);
-//  5. ops_<group>.go in the root package: the public method that builds the
+//     kernel table from init (backend/flex/scan.go); backend/cpu runs it
+//     through flex;
+//  3. backend/cuda/ops_<group>.go: the CUDA kernel's source and its
+//     registration, if it has one (backend/cuda/ops_scan.go), and
+//  4. backend/cuda/kernels_gen_test.go: its source added to the list of
+//     kernel sources that are compiled offline;
+//  5. backend/autodiff/<group>.go: the gradient rule, registered in the
+//     rule table from init (backend/autodiff/scan.go);
+//  6. ops_<group>.go in the root package: the public method that builds the
 //     op (ops_scan.go);
-//  6. table_<group>_test.go: the cross-backend table test against a
+//  7. table_<group>_test.go: the cross-backend table test against a
 //     float64 reference (table_scan_test.go);
-//  7. grad_test.go: a finite-difference gradient case.
+//  8. grad_test.go: finite-difference and hand-worked gradient cases.
 //
 // Nothing else changes: validation, shapes, the checkpointing class, the
 // CBOR encoding (the round-trip test covers every registered kind), the
 // fallback on backends without a kernel and every decorator follow from
-// the Spec.
+// the Spec (a kind with sub-ops, as Unary, declares their range in
+// Spec.FirstSub and Spec.Subs). A backend without a kernel (steps 2 to 4
+// skipped) runs the decomposition.
 package ir

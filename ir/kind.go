@@ -60,14 +60,14 @@ const (
 	KindAdamStep         Kind = 27 // Xs: param, grad, m, v; Attrs.Optim; three outputs
 	KindSGDStep          Kind = 28 // In[0] param, In[1] grad, In[2] momentum buffer or nil; Attrs.Optim; two outputs
 
-	// Scans.
-	KindCumSum Kind = 29 // In[0]; Axis
-
-	// numKinds bounds the kind tables; raise it when a kind is appended.
-	numKinds = 30
+	// numKinds bounds the kind tables (Spec, kernel and rule tables are
+	// arrays indexed by Kind). A kind declared in another file of this
+	// package (KindCumSum, ir/scan.go) takes the next free value below it.
+	numKinds = 64
 )
 
-// NumKinds is one more than the largest Kind value.
+// NumKinds is the size of tables indexed by Kind: every Kind value is
+// below it.
 const NumKinds = numKinds
 
 // String returns the kind's spec name ("binary", "max_pool2d", ...).

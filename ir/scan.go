@@ -1,5 +1,9 @@
 package ir
 
+// KindCumSum is the inclusive prefix sum along an axis (PyTorch's cumsum):
+// In[0] (not Bool), Axis; the output has the input's shape and dtype.
+const KindCumSum Kind = 29
+
 func init() {
 	register(KindCumSum, Spec{Name: "cumsum", Group: GroupScan, Cost: ComputeBound, NumInputs: 1, Operands: []string{"x"},
 		Infer: inferScan, Decompose: decomposeCumSum})

@@ -143,9 +143,10 @@ func TestCheckpointingKeepsNoMemoryBoundOutputs(t *testing.T) {
 }
 
 // TestClassifyTable checks the Balanced strategy's class of every kind
-// autodiff records: elementwise and movement ops are memory-bound; casts,
-// reductions, indexing, contractions, max pooling and scans are
-// compute-bound.
+// autodiff records against its policy: elementwise ops (but casts) and
+// movement ops are memory-bound, so they are recomputed; everything else
+// (casts, reductions, indexing, contractions, pooling, scans) is
+// compute-bound and keeps its output.
 func TestClassifyTable(t *testing.T) {
 	recorded := 0
 	for _, k := range ir.Kinds() {
@@ -153,18 +154,16 @@ func TestClassifyTable(t *testing.T) {
 			continue
 		}
 		recorded++
-		want := ir.MemoryBound
-		switch k {
-		case ir.KindCast, ir.KindReduce, ir.KindGather, ir.KindScatterAdd, ir.KindIndexSelect, ir.KindMatmul,
-			ir.KindConv2d, ir.KindConvTranspose2d, ir.KindMaxPool2d, ir.KindCumSum:
-			want = ir.ComputeBound
+		want := ir.ComputeBound
+		if g := ir.SpecOf(k).Group; (g == ir.GroupElementwise && k != ir.KindCast) || g == ir.GroupMovement {
+			want = ir.MemoryBound
 		}
 		if got := Classify(k); got != want {
 			t.Errorf("Classify(%v) = %v, want %v", k, got, want)
 		}
 	}
-	if recorded != 20 {
-		t.Errorf("%d kinds have a gradient rule, want 20", recorded)
+	if recorded == 0 {
+		t.Error("no kind has a gradient rule")
 	}
 }
 

@@ -218,3 +218,12 @@ func checkVals(t *testing.T, name string, got, want []float64, tol float64) {
 		}
 	}
 }
+
+// exec infers op and runs it with b.Exec, so that its kind is recorded as
+// one op even where the inner backend lowers it.
+func exec(b *Backend, op ir.Op) ir.Outputs {
+	if err := op.Infer(); err != nil {
+		panic(err)
+	}
+	return b.Exec(op)
+}

@@ -166,3 +166,32 @@ func TestLargeParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestSupports checks the kinds Exec runs: every base kind for every
+// dtype; a fast-path kind without a kernel is rejected by Exec with an
+// *ir.UnsupportedError and runs through its decomposition with ir.Run.
+func TestSupports(t *testing.T) {
+	for _, k := range ir.Kinds() {
+		if ir.SpecOf(k).Decompose != nil {
+			continue
+		}
+		for _, dt := range backend.AllDTypes {
+			if !tb.Supports(k, dt) {
+				t.Errorf("Supports(%v, %v) = false for a base kind", k, dt)
+			}
+		}
+	}
+	if tb.Supports(ir.KindMaxPool2d, backend.F32) {
+		t.Fatal("flex claims a max-pool kernel")
+	}
+	x := mk(ref{[]int{1, 1, 2, 2}, []float64{1, 2, 3, 4}}, backend.F32)
+	err := catch(func() {
+		tb.Exec(ir.Op{Kind: ir.KindMaxPool2d, In: [3]ir.Tensor{x}, Attrs: &ir.Attrs{}})
+	})
+	if _, ok := err.(*ir.UnsupportedError); !ok {
+		t.Errorf("Exec of max_pool2d: got %v, want an *ir.UnsupportedError", err)
+	}
+	o := ir.PoolOptions{Kernel: [2]int{2, 2}, Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}}
+	y := ir.Apply(tb, ir.Op{Kind: ir.KindMaxPool2d, In: [3]ir.Tensor{x}, Attrs: &ir.Attrs{Pool: o}})
+	check(t, "max_pool2d decomposed", y, ref{[]int{1, 1, 1, 1}, []float64{4}}, backend.F32)
+}

@@ -24,10 +24,6 @@ type numeric interface {
 	reduce(op backend.ReduceOp, outer, r, inner int) storage
 	// scatterAdd adds src[i] to element pos[i] of the receiver, in place.
 	scatterAdd(pos []int, src storage)
-	// cumsum returns the inclusive prefix sums of dense [outer, n, inner]
-	// data along n; narrow float32 data accumulates in float32 (the
-	// widened F16 and BF16), other floats in float64.
-	cumsum(outer, n, inner int, narrow bool) storage
 }
 
 // unaryLoop maps f over a strided view into dense storage.

@@ -17,8 +17,17 @@ func init() {
 func (be *Backend) cumsum(op ir.Op) ir.Outputs {
 	t := asTensor(op.In[0])
 	outer, n, inner := lanes(t.shape, op.Axis)
-	out := computeDense(t).(numeric).cumsum(outer, n, inner, isHalf(t.dtype))
+	out := computeDense(t).(scanner).cumsum(outer, n, inner, isHalf(t.dtype))
 	return ir.One(fromCompute(t.dtype, op.Shape, out))
+}
+
+// scanner is numeric storage with prefix sums: fvec and ivec (Bool never
+// reaches cumsum: ir rejects it and Supports declines it).
+type scanner interface {
+	// cumsum returns the inclusive prefix sums of dense [outer, n, inner]
+	// data along n; narrow float32 data accumulates in float32 (the
+	// widened F16 and BF16), other floats in float64.
+	cumsum(outer, n, inner int, narrow bool) storage
 }
 
 // cumsumT is the prefix sum of dense [outer, n, inner] data along n,
@@ -63,7 +72,3 @@ func (p *ivec[T]) cumsum(outer, n, inner int, _ bool) storage {
 	return ist(cumsumT[T, T](s, outer, n, inner))
 }
 
-// cumsum is not defined on Bool (ir rejects it and Supports declines it).
-func (p *bvec) cumsum(outer, n, inner int, _ bool) storage {
-	panic("flex: cumsum of a Bool tensor")
-}

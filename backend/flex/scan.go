@@ -71,4 +71,3 @@ func (p *ivec[T]) cumsum(outer, n, inner int, _ bool) storage {
 	s := *p
 	return ist(cumsumT[T, T](s, outer, n, inner))
 }
-

@@ -12,7 +12,8 @@ import (
 // registry alone. The types whose backend is not part of this build are
 // registered here as placeholders: they list no devices and their Open
 // explains what is missing. A real backend registered under the same name
-// (by a package imported before this one initializes) takes precedence.
+// replaces its placeholder (backend.Placeholder), whichever initializes
+// first.
 var placeholderBackends = []struct {
 	name, hint string
 	single     bool
@@ -30,9 +31,7 @@ var placeholderBackends = []struct {
 
 func init() {
 	for _, p := range placeholderBackends {
-		if _, ok := backend.Lookup(p.name); !ok {
-			backend.Register(p.name, missingDriver{why: "the " + p.name + " backend is not part of this build" + p.hint, single: p.single})
-		}
+		backend.RegisterPlaceholder(p.name, missingDriver{why: "the " + p.name + " backend is not part of this build" + p.hint, single: p.single})
 	}
 }
 
@@ -56,6 +55,9 @@ func (missingDriver) Devices() []backend.DeviceID { return nil }
 
 // Priority is the lowest.
 func (missingDriver) Priority() int { return 0 }
+
+// Placeholder reports true: a real driver of the same name replaces it.
+func (missingDriver) Placeholder() bool { return true }
 
 // The states of the two single-device CPU backends, looked up once (CPU()
 // and Flex() are called often).

@@ -17,36 +17,46 @@ import (
 // operands, described in the *Error raised when op does not infer (nil
 // entries and a short list fall back to the op's own inputs).
 func (d Device) run(op ir.Op, xs ...*Tensor) *Tensor {
-	d.prepare(&op, xs)
-	return wrap(d, ir.Run(d.backend(), op)[0])
+	st := d.stack()
+	d.infer(&op, xs)
+	return wrap(d, ir.Run(st.guard, op)[0])
 }
 
 // runAll is run returning every output of op.
 func (d Device) runAll(op ir.Op, xs ...*Tensor) ir.Outputs {
-	d.prepare(&op, xs)
-	return ir.Run(d.backend(), op)
+	st := d.stack()
+	d.infer(&op, xs)
+	return ir.Run(st.guard, op)
 }
 
-// prepare infers op (panicking with an *Error naming the op and xs when it
-// does not infer) and checks that its output fits in d's memory.
-func (d Device) prepare(op *ir.Op, xs []*Tensor) {
+// infer infers op, panicking with an *Error naming the op and xs when it
+// does not infer.
+func (d Device) infer(op *ir.Op, xs []*Tensor) {
 	if err := op.Infer(); err != nil {
 		d.failOp(*op, err, xs)
 	}
-	if allocates(op.Kind) {
-		checkOpAlloc(op, d)
-	}
 }
 
-// allocates reports whether a kind makes a new buffer (view kinds do not,
-// so expanding a tensor to a huge shape is fine until an op materializes
-// it).
-func allocates(k ir.Kind) bool {
-	switch k {
-	case ir.KindReshape, ir.KindPermute, ir.KindExpand, ir.KindSlice, ir.KindFlip:
-		return false
+// guard is the executor the root runs ops on: the top of a device's
+// stack, with each op's output checked against the device's memory before
+// it runs (view kinds excepted). The parts of a decomposition that the
+// stack lowers at the top go through the guard too, so an intermediate too
+// large for the machine is an *Error wrapping ErrOutOfMemory, never a Go
+// out-of-memory crash.
+type guard struct {
+	top backend.Backend
+	dev Device
+}
+
+// Supports reports what the top of the stack supports.
+func (g *guard) Supports(k ir.Kind, dt ir.DType) bool { return g.top.Supports(k, dt) }
+
+// Exec checks op's output size and runs it on the top of the stack.
+func (g *guard) Exec(op ir.Op) ir.Outputs {
+	if !ir.SpecOf(op.Kind).View {
+		checkOpAlloc(&op, g.dev)
 	}
-	return true
+	return g.top.Exec(op)
 }
 
 // failOp panics with the *Error of an op that does not infer: the op's

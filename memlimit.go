@@ -26,19 +26,11 @@ func hostMemory() uint64 {
 	return hostMemBytes
 }
 
-// checkAlloc panics with an *Error wrapping ErrOutOfMemory when a tensor of
-// shape and dt could never fit in the memory of dev (the device's own
-// memory where its backend reports it, as GPUs do; the host's otherwise),
-// instead of letting the Go runtime abort the process with an unrecoverable
-// out-of-memory error.
-func checkAlloc(op string, dev Device, shape []int, dt DType) {
-	n := uint64(backend.NumElements(shape)) * uint64(dt.Size())
-	if limit, where := dev.state().memoryLimit(); n > limit {
-		failAlloc(op, shape, dt, n, where, limit)
-	}
-}
-
-// checkOpAlloc is checkAlloc for the output of an inferred op.
+// checkOpAlloc panics with an *Error wrapping ErrOutOfMemory when the
+// output of op (inferred) could never fit in the memory of dev (the
+// device's own memory where its backend reports it, as GPUs do; the
+// host's otherwise), instead of letting the Go runtime abort the process
+// with an unrecoverable out-of-memory error.
 func checkOpAlloc(op *ir.Op, dev Device) {
 	n := uint64(backend.NumElements(op.Shape)) * uint64(op.DType.Size())
 	if limit, where := dev.state().memoryLimit(); n > limit {

@@ -16,10 +16,10 @@ type PoolOptions struct {
 	Kernel, Stride, Padding, Dilation [2]int
 }
 
-// norm fills in the defaults and checks the options, panicking with an
-// *Error for op that names x.
+// norm fills in the defaults (a zero stride is the kernel, a zero
+// dilation 1) and checks the options, panicking with an *Error for op that
+// names x.
 func (o PoolOptions) norm(op string, x *Tensor) PoolOptions {
-	ops := []string{describe("x", x)}
 	for i := range 2 {
 		if o.Stride[i] == 0 {
 			o.Stride[i] = o.Kernel[i]
@@ -27,30 +27,23 @@ func (o PoolOptions) norm(op string, x *Tensor) PoolOptions {
 		if o.Dilation[i] == 0 {
 			o.Dilation[i] = 1
 		}
-		if o.Kernel[i] < 1 || o.Stride[i] < 1 || o.Dilation[i] < 1 || o.Padding[i] < 0 {
-			fail(op, ops, "bad options %+v (kernel, stride, dilation >= 1; padding >= 0)", o)
-		}
-		if eff := o.Dilation[i]*(o.Kernel[i]-1) + 1; 2*o.Padding[i] > eff {
-			fail(op, ops, "padding %v must be at most half the (dilated) kernel %v", o.Padding, o.Kernel)
-		}
+	}
+	shape := []int{1, 1, 1 << 30, 1 << 30} // any input: options only
+	if _, err := ir.PoolShape(shape, ir.PoolOptions(o)); err != nil {
+		fail(op, []string{describe("x", x)}, "%v", err)
 	}
 	return o
 }
 
 // poolOut checks that x is [N, C, H, W] and that the dilated window fits
-// the padded input, panicking with an *Error for op otherwise, and returns
-// the output's spatial size [Ho, Wo].
+// the padded input (ir.PoolShape), panicking with an *Error for op
+// otherwise, and returns the output's spatial size [Ho, Wo].
 func (x *Tensor) poolOut(op string, o PoolOptions) [2]int {
-	if x.Rank() != 4 {
-		fail(op, []string{describe("x", x)}, "needs x [N, C, H, W] (or [C, H, W])")
+	out, err := ir.PoolShape(x.shape(), ir.PoolOptions(o))
+	if err != nil {
+		fail(op, []string{describe("x", x)}, "%v", err)
 	}
-	for i := range 2 {
-		in := x.shape()[2+i] + 2*o.Padding[i]
-		if eff := o.Dilation[i]*(o.Kernel[i]-1) + 1; in < eff {
-			fail(op, []string{describe("x", x)}, "window (dilated size %d) is larger than the padded input %d on spatial axis %d", eff, in, i)
-		}
-	}
-	return ir.PoolOutputSize(x.shape()[2], x.shape()[3], ir.PoolOptions(o))
+	return [2]int{out[2], out[3]}
 }
 
 // windows pads x [N, C, H, W] with value and returns the kH·kW strided views

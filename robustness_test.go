@@ -72,3 +72,19 @@ func TestRandomRejectsBadParameters(t *testing.T) {
 }
 
 func nanValue() float64 { z := 0.0; return z / z }
+
+// A decomposition's intermediates are checked against the device's memory
+// like the op's own output: max pooling composed from 256×256 window views
+// would stack ~4 TB of them on Flex, which must be an *Error wrapping
+// ErrOutOfMemory, not a crash of the process.
+func TestDecompositionIntermediateIsOutOfMemory(t *testing.T) {
+	if hostMemory() == ^uint64(0) {
+		t.Skip("host memory size unknown on this platform")
+	}
+	x := Zeros([]int{1, 1, 4096, 4096}, Flex())
+	err := Try(func() { x.MaxPool2d(PoolOptions{Kernel: [2]int{256, 256}, Stride: [2]int{1, 1}}) })
+	var e *Error
+	if !errors.Is(err, ErrOutOfMemory) || !errors.As(err, &e) {
+		t.Fatalf("err = %v, want an *Error wrapping ErrOutOfMemory", err)
+	}
+}

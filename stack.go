@@ -36,7 +36,9 @@ func (d Device) mode() mode {
 type layer struct {
 	// name identifies the layer in messages.
 	name string
-	// applies reports whether the layer wraps the stack of d.
+	// applies reports whether the layer wraps the stack of d. It may read
+	// only d's identity (its ID) and mode: the stack is built once per
+	// hardware device and mode.
 	applies func(d Device) bool
 	// wrap returns the decorator around inner for d.
 	wrap func(inner backend.Backend, d Device) backend.Backend
@@ -66,6 +68,8 @@ type stack struct {
 	// ad is the stack's autodiff decorator, nil when absent (kept here so
 	// that tracking calls do not walk the chain).
 	ad *autodiff.Backend
+	// guard runs the root's ops on top (see exec.go).
+	guard *guard
 }
 
 // build makes (once) and returns the stack of d's mode over base b.
@@ -83,6 +87,7 @@ func (s *deviceState) build(d Device, b backend.Backend) *stack {
 		}
 	}
 	st := &stack{top: top}
+	st.guard = &guard{top: top, dev: d}
 	st.ad, _ = backend.As[*autodiff.Backend](top)
 	s.stacks[m].Store(st)
 	return st

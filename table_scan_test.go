@@ -63,6 +63,7 @@ func TestTableCumSum(t *testing.T) {
 		big := ref{[]int{2}, []float64{math.MaxInt32, 1}}
 		checkEq(t, "cumsum i32 wraps", mk(dev, big, I32).CumSum(0), ref{[]int{2}, []float64{math.MaxInt32, math.MinInt32}}, I32)
 		expectPanic(t, "cumsum axis out of range", func() { mk(dev, b, Bool).CumSum(2) }, "cumsum", "axis 2", "rank 2")
+		checkEq(t, "cumsum rank 0", mk(dev, ref{nil, []float64{-2.5}}, F32).CumSum(-1), ref{nil, []float64{-2.5}}, F32)
 	})
 }
 

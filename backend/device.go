@@ -69,17 +69,45 @@ var (
 )
 
 // Register makes a driver available under name. It panics if name is
-// already registered or d is nil, as database/sql.Register does.
+// already registered by another real driver, or d is nil, as
+// database/sql.Register does; a placeholder (see Placeholder) registered
+// under name is replaced.
 func Register(name string, d Driver) {
 	driversMu.Lock()
 	defer driversMu.Unlock()
 	if d == nil {
 		panic("ember/backend: Register driver is nil")
 	}
-	if _, dup := drivers[name]; dup {
+	if old, dup := drivers[name]; dup && !isPlaceholder(old) {
 		panic("ember/backend: Register called twice for driver " + name)
 	}
 	drivers[name] = d
+}
+
+// Placeholder is implemented by the drivers the root package registers
+// for the device types its constructors name but this build lacks (their
+// Open says so). A real driver registered under the same name replaces
+// the placeholder, whatever the order of package initialization.
+type Placeholder interface {
+	Placeholder() bool
+}
+
+func isPlaceholder(d Driver) bool {
+	p, ok := d.(Placeholder)
+	return ok && p.Placeholder()
+}
+
+// RegisterPlaceholder registers d under name unless a driver is already
+// registered there (d must be a Placeholder).
+func RegisterPlaceholder(name string, d Driver) {
+	driversMu.Lock()
+	defer driversMu.Unlock()
+	if !isPlaceholder(d) {
+		panic("ember/backend: RegisterPlaceholder with a driver that is not a placeholder")
+	}
+	if _, ok := drivers[name]; !ok {
+		drivers[name] = d
+	}
 }
 
 // Lookup returns the driver registered under name.

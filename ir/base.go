@@ -21,12 +21,12 @@ func init() {
 
 	register(KindReduce, Spec{Name: "reduce", Group: GroupReduce, Cost: ComputeBound, NumInputs: 1, Subs: uint8(numReduce - 1), FirstSub: 1, Operands: []string{"x"}, Infer: inferReduce})
 
-	register(KindReshape, Spec{Name: "reshape", Group: GroupMovement, Cost: MemoryBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferReshape})
-	register(KindPermute, Spec{Name: "permute", Group: GroupMovement, Cost: MemoryBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferPermute})
-	register(KindExpand, Spec{Name: "expand", Group: GroupMovement, Cost: MemoryBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferExpand})
-	register(KindSlice, Spec{Name: "slice", Group: GroupMovement, Cost: MemoryBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferSlice})
+	register(KindReshape, Spec{Name: "reshape", Group: GroupMovement, Cost: MemoryBound, View: true, NumInputs: 1, Operands: []string{"x"}, Infer: inferReshape})
+	register(KindPermute, Spec{Name: "permute", Group: GroupMovement, Cost: MemoryBound, View: true, NumInputs: 1, Operands: []string{"x"}, Infer: inferPermute})
+	register(KindExpand, Spec{Name: "expand", Group: GroupMovement, Cost: MemoryBound, View: true, NumInputs: 1, Operands: []string{"x"}, Infer: inferExpand})
+	register(KindSlice, Spec{Name: "slice", Group: GroupMovement, Cost: MemoryBound, View: true, NumInputs: 1, Operands: []string{"x"}, Infer: inferSlice})
 	register(KindPad, Spec{Name: "pad", Group: GroupMovement, Cost: MemoryBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferPad})
-	register(KindFlip, Spec{Name: "flip", Group: GroupMovement, Cost: MemoryBound, NumInputs: 1, Operands: []string{"x"}, Infer: inferFlip})
+	register(KindFlip, Spec{Name: "flip", Group: GroupMovement, Cost: MemoryBound, View: true, NumInputs: 1, Operands: []string{"x"}, Infer: inferFlip})
 	register(KindCat, Spec{Name: "cat", Group: GroupMovement, Cost: MemoryBound, NumInputs: -1, Infer: inferCat})
 
 	register(KindGather, Spec{Name: "gather", Group: GroupIndex, Cost: ComputeBound, NumInputs: 2, Operands: []string{"x", "index"}, Infer: inferGather})

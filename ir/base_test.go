@@ -80,3 +80,31 @@ func TestInferConv(t *testing.T) {
 		}
 	}
 }
+
+// TestBroadcastShapes checks NumPy broadcasting on hand-worked pairs: equal
+// shapes (the first returned as is), stretched size-1 axes, added leading
+// axes, rank 0, size 0, and mismatches.
+func TestBroadcastShapes(t *testing.T) {
+	a := []int{2, 3}
+	if out, ok := BroadcastShapes(a, []int{2, 3}); !ok || &out[0] != &a[0] {
+		t.Errorf("equal shapes: %v %v, want a itself", out, ok)
+	}
+	for _, c := range []struct {
+		a, b, want []int
+		ok         bool
+	}{
+		{[]int{2, 1, 4}, []int{3, 1}, []int{2, 3, 4}, true},
+		{[]int{5}, []int{}, []int{5}, true},
+		{[]int{}, []int{}, []int{}, true},
+		{[]int{1, 0}, []int{3, 1}, []int{3, 0}, true},
+		{[]int{4, 1, 1}, []int{2, 1, 1, 6}, []int{2, 4, 1, 6}, true},
+		{[]int{4, 1, 1}, []int{2, 1, 6}, nil, false},
+		{[]int{2, 3}, []int{3, 2}, nil, false},
+		{[]int{0}, []int{2}, nil, false},
+	} {
+		out, ok := BroadcastShapes(c.a, c.b)
+		if ok != c.ok || (ok && !slices.Equal(out, c.want)) {
+			t.Errorf("BroadcastShapes(%v, %v) = %v, %v; want %v, %v", c.a, c.b, out, ok, c.want, c.ok)
+		}
+	}
+}

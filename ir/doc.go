@@ -7,8 +7,9 @@
 // validates an Op and computes its output shape and dtype, and, for kinds
 // that are not base kinds, the Decompose function that lowers it into other
 // kinds. The same Op value flows from the user's call in the root package,
-// through every decorator (autodiff records it, capture appends it, remote
-// ships it), to the backend that executes it. Shape arithmetic
+// through every decorator (autodiff records it), to the backend that
+// executes it, so that any consumer of an op stream (a recorder, a fuser,
+// a client shipping ops to a server) sees one uniform value. Shape arithmetic
 // (broadcasting, convolution and pooling output sizes, padding) lives here
 // once; backends receive the output shape in Op.Shape.
 //
@@ -23,7 +24,8 @@
 // kernel and loses nothing by lacking one.
 //
 // Ops, graphs of ops and TensorData have a versioned CBOR encoding
-// (encode.go) shared by capture and remote devices.
+// (encode.go), with validation on decode, for anything that stores or
+// ships op streams.
 //
 // # Adding a primitive
 //

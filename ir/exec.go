@@ -43,6 +43,12 @@ func (op *Op) KeyDType() DType {
 // dtype, otherwise through the kind's decomposition (whose sub-ops go
 // through Run in turn). This is the one dispatch rule of Ember. op must
 // have been inferred. Base kinds go to Exec without asking Supports.
+//
+// Supports sees only the kind and a dtype. A kernel that finds at run time
+// that it cannot take an op it accepted (an operand layout it has no fast
+// path for) lowers the op itself with SpecOf(op.Kind).Decompose(op, e) on
+// its own executor — never with Run on the same kind, which would come
+// back to it.
 func Run(e Executor, op Op) Outputs {
 	d := specs[op.Kind].Decompose
 	if d == nil || e.Supports(op.Kind, op.KeyDType()) {

@@ -31,15 +31,11 @@ func init() {
 
 // ---- max pooling ----
 
-// checkPool checks pooling options (every field set) and a rank-4 input
-// whose padded extent holds the dilated window; it returns the output
-// shape.
-func checkPool(x Tensor, a *Attrs) ([]int, error) {
-	if a == nil {
-		return nil, errorf("missing options")
-	}
-	o := a.Pool
-	xs := x.Shape()
+// PoolShape validates pooling options o (every field set) against an input
+// of shape [N, C, H, W] whose padded extent must hold the dilated window,
+// and returns the output shape [N, C, Ho, Wo] (PoolOutputSize), or an
+// error saying what is wrong.
+func PoolShape(xs []int, o PoolOptions) ([]int, error) {
 	if len(xs) != 4 {
 		return nil, errorf("needs x [N, C, H, W] (or [C, H, W])")
 	}
@@ -58,11 +54,24 @@ func checkPool(x Tensor, a *Attrs) ([]int, error) {
 			return nil, errorf("window (dilated size %d) is larger than the padded input %d on spatial axis %d", eff, in, i)
 		}
 	}
+	sp := PoolOutputSize(xs[2], xs[3], o)
+	return []int{xs[0], xs[1], sp[0], sp[1]}, nil
+}
+
+// checkPool checks pooling options and a float rank-4 input (PoolShape);
+// it returns the output shape.
+func checkPool(x Tensor, a *Attrs) ([]int, error) {
+	if a == nil {
+		return nil, errorf("missing options")
+	}
+	out, err := PoolShape(x.Shape(), a.Pool)
+	if err != nil {
+		return nil, err
+	}
 	if !x.DType().IsFloat() {
 		return nil, errorf("needs a float tensor, got %v", x.DType())
 	}
-	sp := PoolOutputSize(xs[2], xs[3], o)
-	return []int{xs[0], xs[1], sp[0], sp[1]}, nil
+	return out, nil
 }
 
 func inferMaxPool2d(op Op) ([]int, DType, error) {

@@ -165,6 +165,10 @@ type Spec struct {
 	NumOutputs int
 	// Operands name the inputs in error messages ("lhs", "rhs").
 	Operands []string
+	// View says the output is a view of input 0 (Reshape, Permute,
+	// Expand, Slice, Flip): it needs no new buffer where the layout
+	// allows, so memory checks skip it.
+	View bool
 	// Subs is the number of valid Op.Sub values of a kind that selects
 	// a sub-op (the unary, binary or reduce op, the distribution): they
 	// are FirstSub, FirstSub+1, ..., FirstSub+Subs-1. 0 means the kind

@@ -42,11 +42,13 @@ func conv2dBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
 	opts := op.Attrs.Conv
 	xs, ws, gsh := s.inShape(0), s.inShape(1), g.Shape()
 	if s.wants(0) {
+		// The output padding that makes the transposed convolution give
+		// back x's height and width.
 		t := opts
 		t.OutputPadding = [2]int{}
+		full := ir.ConvOutputSize([2]int{gsh[2], gsh[3]}, [2]int{ws[2], ws[3]}, t, true)
 		for i := range 2 {
-			full := (gsh[2+i]-1)*opts.Stride[i] - 2*opts.Padding[i] + opts.Dilation[i]*(ws[2+i]-1) + 1
-			t.OutputPadding[i] = xs[2+i] - full
+			t.OutputPadding[i] = xs[2+i] - full[i]
 		}
 		dx[0] = ir.ConvTranspose2d(e, g, s.in(1), t)
 	}

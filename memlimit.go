@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/internal/sysmem"
 	"github.com/emberml/ember/ir"
 )
 
@@ -18,7 +19,7 @@ var (
 // unknown); see memlimit_linux.go.
 func hostMemory() uint64 {
 	hostMemOnce.Do(func() {
-		hostMemBytes = totalHostMemory()
+		hostMemBytes = sysmem.Total()
 		if hostMemBytes == 0 {
 			hostMemBytes = math.MaxUint64
 		}

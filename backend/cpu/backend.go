@@ -126,3 +126,8 @@ func isF32(dt backend.DType) bool { return dt == backend.F32 || dt == backend.Fl
 
 // numel is the number of elements of shape (1 for rank 0).
 func numel(shape []int) int { return backend.NumElements(shape) }
+
+// DeviceInfo describes the host: the backend's name and the machine's
+// physical memory in bytes (0 where the platform does not say); it
+// implements backend.DeviceDescriber.
+func (be *Backend) DeviceInfo() backend.DeviceInfo { return be.flex.DeviceInfo() }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/internal/sysmem"
 	"github.com/emberml/ember/ir"
 )
 
@@ -69,3 +70,10 @@ func (be *Backend) Exec(op ir.Op) ir.Outputs { return kernels.Exec(be, op) }
 
 // SupportsDType reports true for every valid dtype.
 func (be *Backend) SupportsDType(dt backend.DType) bool { return dt.Valid() }
+
+// DeviceInfo describes the host: the backend's name and the machine's
+// physical memory in bytes (0 where the platform does not say); it
+// implements backend.DeviceDescriber.
+func (be *Backend) DeviceInfo() backend.DeviceInfo {
+	return backend.DeviceInfo{Name: be.id.Type, MemoryBytes: sysmem.Total()}
+}

@@ -1,8 +1,8 @@
-package ember
+package sysmem
 
 import "syscall"
 
-func totalHostMemory() uint64 {
+func total() uint64 {
 	var si syscall.Sysinfo_t
 	if syscall.Sysinfo(&si) != nil {
 		return 0

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package ember
-
-func totalHostMemory() uint64 { return 0 }

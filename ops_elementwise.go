@@ -99,22 +99,28 @@ func (x *Tensor) binary(op backend.BinaryOp, y *Tensor) *Tensor { return x.binar
 func (x *Tensor) binaryChecked(op backend.BinaryOp, y *Tensor, nonZero bool) *Tensor {
 	dev := commonDevice2(op, x, y)
 	x0, y0 := x, y
+	xt, yt := x.DType(), y.DType()
 	if op.IsLogical() {
-		if x.DType() != Bool || y.DType() != Bool {
+		if xt != Bool || yt != Bool {
 			fail(op.String(), []string{describe("lhs", x), describe("rhs", y)}, "needs Bool operands")
 		}
 	} else {
-		dt := backend.Promote(x.DType(), y.DType())
+		dt := backend.Promote(xt, yt)
 		if dt == Bool && !op.IsComparison() && op != backend.OpMax && op != backend.OpMin {
 			dt = DType(dev.Settings().IntDType)
 		}
 		if op == backend.OpAtan2 && !dt.IsFloat() {
 			dt = DType(dev.Settings().FloatDType)
 		}
-		if op == backend.OpDiv && !dt.IsFloat() && !x.DType().IsInt() {
+		if op == backend.OpDiv && !dt.IsFloat() && !xt.IsInt() {
 			dt = DType(dev.Settings().FloatDType)
 		}
-		x, y = x.castTo(dt), y.castTo(dt)
+		if xt != dt {
+			x = x.castTo(dt)
+		}
+		if yt != dt {
+			y = y.castTo(dt)
+		}
 		if !nonZero && dt.IsInt() && (op == backend.OpDiv || op == backend.OpFloorDiv || op == backend.OpRem || op == backend.OpMod) {
 			for _, v := range y.Int64s() {
 				if v == 0 {

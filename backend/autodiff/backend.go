@@ -139,8 +139,10 @@ func (b *Backend) Exec(op ir.Op) ir.Outputs {
 	}
 	n := b.record(op, r, &par, xpar, &outs, nout)
 	for j := range nout {
-		if o := outs[j]; o != nil && o.DType().IsFloat() {
-			outs[j] = &tensor{primal: o, node: n, out: uint8(j)}
+		if o := outs[j]; o != nil {
+			if dt := o.DType(); dt.IsFloat() {
+				outs[j] = &tensor{primal: o, node: n, out: uint8(j), dtype: dt}
+			}
 		}
 	}
 	return outs

@@ -15,11 +15,12 @@ import (
 type tensor struct {
 	primal backend.Tensor
 	node   *node
-	out    uint8 // which output of node
+	out    uint8         // which output of node
+	dtype  backend.DType // the primal's, read once
 }
 
 func (t *tensor) Shape() []int         { return t.primal.Shape() }
-func (t *tensor) DType() backend.DType { return t.primal.DType() }
+func (t *tensor) DType() backend.DType { return t.dtype }
 
 // ref names output i of node n; the zero ref is an untracked value.
 type ref struct {
@@ -155,7 +156,7 @@ func (n *node) name() string {
 // leaf returns a tracked leaf over p.
 func leaf(p backend.Tensor) *tensor {
 	n := &node{op: ir.Op{Shape: p.Shape(), DType: p.DType()}, nout: 1, out0: p}
-	return &tensor{primal: p, node: n}
+	return &tensor{primal: p, node: n, dtype: p.DType()}
 }
 
 // noGradDepth counts the NoGrad calls in progress in the whole process.

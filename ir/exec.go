@@ -42,7 +42,8 @@ func (op *Op) KeyDType() DType {
 // Run executes op on e: natively when e supports its kind for its key
 // dtype, otherwise through the kind's decomposition (whose sub-ops go
 // through Run in turn). This is the one dispatch rule of Ember. op must
-// have been inferred. Base kinds go to Exec without asking Supports.
+// have been inferred. Base kinds go to Exec without asking Supports: for
+// them Run(e, op) is e.Exec(op), which a hot path may call directly.
 //
 // Supports sees only the kind and a dtype. A kernel that finds at run time
 // that it cannot take an op it accepted (an operand layout it has no fast

@@ -1,6 +1,7 @@
 package ember
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -146,4 +147,16 @@ func TestCumSumKernelsAreSequential(t *testing.T) {
 			}
 		}
 	})
+}
+
+// CumSum is differentiable: the gradient of sum(w·cumsum(x)) is the
+// reverse cumulative sum of w.
+func ExampleTensor_CumSum() {
+	dev := CPU().Autodiff()
+	x := FromFloats([]float32{1, -2, 3, 5}, []int{4}, dev).RequireGrad()
+	y := x.CumSum(0)
+	w := FromFloats([]float32{1, 10, 100, 1000}, []int{4}, dev)
+	g := y.Mul(w).Sum().Backward().Of(x)
+	fmt.Println(y.Float32s(), g.Float32s())
+	// Output: [1 -1 2 7] [1111 1110 1100 1000]
 }

@@ -1,6 +1,7 @@
 # Ember build and test entry points.
 #
 #   make test    check tools, download modules, gofmt, go vet, go test -race
+#   make cross   build the ember command for every platform in CROSS
 #   make build   build the ember command into ./ember
 #   make bench   run the benchmarks (no tests)
 #   make fmt     rewrite files with gofmt
@@ -14,10 +15,11 @@ PKGS         ?= ./...
 TEST_TIMEOUT ?= 20m
 BENCH        ?= .
 BENCHTIME    ?= 1s
+CROSS        ?= linux/amd64 linux/arm64 linux/386 linux/riscv64 linux/s390x darwin/arm64 windows/amd64 freebsd/amd64 js/wasm wasip1/wasm
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS      := $(if $(VERSION),-X main.version=$(VERSION))
 
-.PHONY: all test deps mod fmt-check fmt vet build bench clean
+.PHONY: all test deps mod fmt-check fmt vet build bench cross clean
 
 all: test build
 
@@ -50,6 +52,15 @@ test: mod fmt-check vet
 
 build: mod
 	$(GO) build -ldflags '$(LDFLAGS)' -o ember ./cmd/ember
+
+# cross builds the command (and so the root package and every backend it
+# registers) with CGO_ENABLED=0 for each GOOS/GOARCH in CROSS: the default
+# build is cgo-free and Flex runs everywhere Go does.
+cross: mod
+	@set -e; for t in $(CROSS); do \
+		echo "build $$t"; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ember; \
+	done
 
 bench: mod
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -timeout $(TEST_TIMEOUT) $(PKGS)

@@ -2,6 +2,8 @@
 #
 #   make test    check tools, download modules, gofmt, go vet, go test -race
 #   make cross   build the ember command for every platform in CROSS
+#   make wasi    run the flex kernels' tests and the numerical and gradient
+#                tables under wasip1/wasm (wazero from the module proxy)
 #   make build   build the ember command into ./ember
 #   make bench   run the benchmarks (no tests)
 #   make fmt     rewrite files with gofmt
@@ -15,11 +17,12 @@ PKGS         ?= ./...
 TEST_TIMEOUT ?= 20m
 BENCH        ?= .
 BENCHTIME    ?= 1s
+WAZERO       ?= github.com/tetratelabs/wazero/cmd/wazero@v1.12.0
 CROSS        ?= linux/amd64 linux/arm64 linux/386 linux/riscv64 linux/s390x darwin/arm64 windows/amd64 freebsd/amd64 js/wasm wasip1/wasm
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS      := $(if $(VERSION),-X main.version=$(VERSION))
 
-.PHONY: all test deps mod fmt-check fmt vet build bench cross clean
+.PHONY: all test deps mod fmt-check fmt vet build bench cross wasi clean
 
 all: test build
 
@@ -61,6 +64,17 @@ cross: mod
 		echo "build $$t"; \
 		GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ember; \
 	done
+
+# wasi runs tests compiled for wasip1/wasm in the wazero runtime (Go's
+# go_wasip1_wasm_exec picks it up from PATH), installed into bin/.
+wasi: mod
+	GOBIN=$(CURDIR)/bin $(GO) install $(WAZERO)
+	PATH="$(CURDIR)/bin:$$($(GO) env GOROOT)/lib/wasm:$$PATH" GOWASIRUNTIME=wazero \
+		GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 \
+		$(GO) test -timeout $(TEST_TIMEOUT) ./backend/flex
+	PATH="$(CURDIR)/bin:$$($(GO) env GOROOT)/lib/wasm:$$PATH" GOWASIRUNTIME=wazero \
+		GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 \
+		$(GO) test -timeout $(TEST_TIMEOUT) -run 'TestTable|TestGrad' .
 
 bench: mod
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -timeout $(TEST_TIMEOUT) $(PKGS)

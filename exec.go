@@ -19,13 +19,9 @@ import (
 func (d Device) run(op ir.Op, xs ...*Tensor) *Tensor {
 	st := d.stack()
 	d.infer(&op, xs)
-	if spec := ir.SpecOf(op.Kind); spec.Decompose == nil {
-		// A base kind: what ir.Run and the guard do for it, without the
-		// guard's extra call.
-		if !spec.View {
-			checkOpAlloc(&op, d)
-		}
-		return wrap(d, st.top.Exec(op)[0])
+	if ir.SpecOf(op.Kind).Decompose == nil {
+		// A base kind: ir.Run would call Exec; call it directly.
+		return wrap(d, st.guard.Exec(op)[0])
 	}
 	return wrap(d, ir.Run(st.guard, op)[0])
 }

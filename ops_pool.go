@@ -50,17 +50,12 @@ func (x *Tensor) poolOut(op string, o PoolOptions) [2]int {
 // [N, C, Ho, Wo], one per kernel offset, so that the pooled value at (ho, wo)
 // combines element (ho, wo) of every view.
 func (x *Tensor) windows(op string, o PoolOptions, value float64) []*Tensor {
-	out := x.poolOut(op, o)
+	x.poolOut(op, o)
 	p := x.Pad([]int{o.Padding[1], o.Padding[1], o.Padding[0], o.Padding[0]}, value)
-	views := make([]*Tensor, 0, o.Kernel[0]*o.Kernel[1])
-	for i := range o.Kernel[0] {
-		h0 := i * o.Dilation[0]
-		for j := range o.Kernel[1] {
-			w0 := j * o.Dilation[1]
-			views = append(views, p.Slice(All(), All(),
-				Range{Start: h0, End: h0 + o.Stride[0]*(out[0]-1) + 1, Step: o.Stride[0]},
-				Range{Start: w0, End: w0 + o.Stride[1]*(out[1]-1) + 1, Step: o.Stride[1]}))
-		}
+	ranges := ir.PoolWindowRanges(x.shape(), ir.PoolOptions(o))
+	views := make([]*Tensor, len(ranges))
+	for k, rs := range ranges {
+		views[k] = p.Slice(rs...)
 	}
 	return views
 }

@@ -226,7 +226,7 @@ func inferReduce(op Op) ([]int, DType, error) {
 		return nil, 0, errorf("cannot reduce an empty axis %d", op.Axis)
 	}
 	if op.KeepDim {
-		op.Shape = keepDimShape(xs, op.Axis)
+		op.Shape = KeepDimShape(xs, op.Axis)
 	} else {
 		op.Shape = slices.Delete(slices.Clone(xs), op.Axis, op.Axis+1)
 	}

@@ -191,3 +191,30 @@ func SumTo(e Executor, g Tensor, shape []int) Tensor {
 	}
 	return g
 }
+
+// SliceScatter is zeros of shape with src at the positions ranges (one
+// clamped range per axis) select, the adjoint of Slice: zeros for an
+// empty selection, src itself for a full one, else the kind
+// SliceScatter.
+func SliceScatter(e Executor, src Tensor, shape []int, ranges []Range) Tensor {
+	for _, r := range ranges {
+		if r.Len() == 0 {
+			return Zeros(e, shape, src.DType())
+		}
+	}
+	for ax, r := range ranges {
+		if r.Start != 0 || r.Len() != shape[ax] {
+			return Apply(e, Op{Kind: KindSliceScatter, Shape: shape, Attrs: &Attrs{Ranges: ranges}, In: [3]Tensor{src}})
+		}
+	}
+	return src
+}
+
+// Narrow slices t to the leading part of each axis given by shape (each
+// axis from 0); t itself when the shapes agree.
+func Narrow(e Executor, t Tensor, shape []int) Tensor {
+	if slices.Equal(t.Shape(), shape) {
+		return t
+	}
+	return Slice(e, t, FullRanges(shape))
+}

@@ -107,26 +107,36 @@ func inferMaxPool2dGrad(op Op) ([]int, DType, error) {
 // (0, 0), (0, 1), ..., and the padded tensor's shape.
 func poolWindows(e Executor, x Tensor, o PoolOptions, value float64) ([]Tensor, []Range, [][]Range) {
 	xs := x.Shape()
-	out := PoolOutputSize(xs[2], xs[3], o)
 	p := x
 	if o.Padding != [2]int{} {
 		p = Pad(e, x, []int{0, 0, 0, 0, o.Padding[0], o.Padding[0], o.Padding[1], o.Padding[1]}, value)
 	}
-	ps := p.Shape()
-	views := make([]Tensor, 0, o.Kernel[0]*o.Kernel[1])
-	ranges := make([][]Range, 0, cap(views))
+	ranges := PoolWindowRanges(xs, o)
+	views := make([]Tensor, len(ranges))
+	for k, rs := range ranges {
+		views[k] = Slice(e, p, rs)
+	}
+	return views, padRanges(xs, o), ranges
+}
+
+// PoolWindowRanges returns, for a pooling of an input of shape
+// [N, C, H, W] under o (valid, see PoolShape), the ranges of the kH·kW
+// strided views of the padded input, one per kernel offset in the order
+// (0, 0), (0, 1), ...: element (ho, wo) of view k is tap k of window
+// (ho, wo).
+func PoolWindowRanges(xs []int, o PoolOptions) [][]Range {
+	out := PoolOutputSize(xs[2], xs[3], o)
+	ranges := make([][]Range, 0, o.Kernel[0]*o.Kernel[1])
 	for i := range o.Kernel[0] {
 		h0 := i * o.Dilation[0]
 		for j := range o.Kernel[1] {
 			w0 := j * o.Dilation[1]
-			rs := []Range{{0, ps[0], 1}, {0, ps[1], 1},
+			ranges = append(ranges, []Range{{0, xs[0], 1}, {0, xs[1], 1},
 				{h0, h0 + o.Stride[0]*(out[0]-1) + 1, o.Stride[0]},
-				{w0, w0 + o.Stride[1]*(out[1]-1) + 1, o.Stride[1]}}
-			ranges = append(ranges, rs)
-			views = append(views, Slice(e, p, rs))
+				{w0, w0 + o.Stride[1]*(out[1]-1) + 1, o.Stride[1]}})
 		}
 	}
-	return views, padRanges(xs, o), ranges
+	return ranges
 }
 
 // padRanges selects x's extent inside its padded tensor.
@@ -168,7 +178,7 @@ func decomposeMaxPool2dGrad(op Op, e Executor) Outputs {
 	views, inner, ranges := poolWindows(e, x, o, math.Inf(-1))
 	if len(views) == 1 {
 		ps := paddedShape(x.Shape(), o)
-		gp := Apply(e, Op{Kind: KindSliceScatter, Shape: ps, Attrs: &Attrs{Ranges: ranges[0]}, In: [3]Tensor{g}})
+		gp := SliceScatter(e, g, ps, ranges[0])
 		return One(sliceIfNeeded(e, gp, inner))
 	}
 	s := stackLast(e, views)
@@ -181,7 +191,7 @@ func decomposeMaxPool2dGrad(op Op, e Executor) Outputs {
 		rs := FullRanges(gs.Shape())
 		rs[4] = Range{Start: k, End: k + 1, Step: 1}
 		gk := Reshape(e, Slice(e, gs, rs), views[k].Shape())
-		full := Apply(e, Op{Kind: KindSliceScatter, Shape: ps, Attrs: &Attrs{Ranges: ranges[k]}, In: [3]Tensor{gk}})
+		full := SliceScatter(e, gk, ps, ranges[k])
 		if acc == nil {
 			acc = full
 		} else {
@@ -269,7 +279,7 @@ func weightGrad(e Executor, x, g Tensor, o ConvOptions, kernel []int) Tensor {
 	t := ConvOptions{Stride: o.Dilation, Padding: o.Padding, Dilation: o.Stride, Groups: 1}
 	r := Conv2d(e, xt, gt, t) // [Cx, Cg, kH', kW']
 	rs := r.Shape()
-	r = narrow(e, r, []int{rs[0], rs[1], kernel[0], kernel[1]})
+	r = Narrow(e, r, []int{rs[0], rs[1], kernel[0], kernel[1]})
 	return Permute(e, r, swap01)
 }
 
@@ -278,14 +288,6 @@ func channels(e Executor, t Tensor, lo, hi int) Tensor {
 	rs := FullRanges(t.Shape())
 	rs[1] = Range{Start: lo, End: hi, Step: 1}
 	return Slice(e, t, rs)
-}
-
-// narrow slices t to its leading shape (each axis from 0).
-func narrow(e Executor, t Tensor, shape []int) Tensor {
-	if slices.Equal(t.Shape(), shape) {
-		return t
-	}
-	return Slice(e, t, FullRanges(shape))
 }
 
 // ---- slice scatter ----
@@ -371,7 +373,7 @@ func inferExtremumGrad(op Op) ([]int, DType, error) {
 	if !x.DType().IsFloat() {
 		return nil, 0, errorf("needs a float tensor, got %v", x.DType())
 	}
-	ks := keepDimShape(xs, op.Axis)
+	ks := KeepDimShape(xs, op.Axis)
 	if !slices.Equal(y.Shape(), ks) || !slices.Equal(g.Shape(), ks) || y.DType() != x.DType() || g.DType() != x.DType() {
 		return nil, 0, errorf("y and g must have the keep-dim shape %v in x's dtype", ks)
 	}

@@ -99,8 +99,9 @@ func PoolOutputSize(h, w int, o PoolOptions) [2]int {
 	return out
 }
 
-// keepDimShape is shape with axis kept as size 1 (a copy).
-func keepDimShape(shape []int, axis int) []int {
+// KeepDimShape is shape with axis kept as size 1 (a copy): the shape of a
+// reduction along axis with keepDim.
+func KeepDimShape(shape []int, axis int) []int {
 	s := slices.Clone(shape)
 	s[axis] = 1
 	return s

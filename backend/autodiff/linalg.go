@@ -1,8 +1,6 @@
 package autodiff
 
 import (
-	"slices"
-
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
 )
@@ -73,19 +71,10 @@ func convTranspose2dBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
 		t := op.Attrs.Conv
 		t.OutputPadding = [2]int{}
 		gx := ir.Conv2d(e, g, s.in(1), t)
-		dx[0] = narrow(e, gx, xs)
+		dx[0] = ir.Narrow(e, gx, xs)
 	}
 	if s.wants(1) {
 		// grad w[ci, co, kh, kw] = Σ_{n,h,w} x[n,ci,h,w]·g[n,co,h·s+kh·d-p, ...]
 		dx[1] = ir.Apply(e, ir.Op{Kind: ir.KindConv2dWeightGrad, Shape: ws, Attrs: op.Attrs, In: [3]ir.Tensor{g, s.in(0)}})
 	}
-}
-
-// narrow slices t to its leading shape (each axis from 0), a no-op when the
-// shapes agree.
-func narrow(e ir.Executor, t backend.Tensor, shape []int) backend.Tensor {
-	if slices.Equal(t.Shape(), shape) {
-		return t
-	}
-	return ir.Slice(e, t, ir.FullRanges(shape))
 }

@@ -41,26 +41,7 @@ func expandBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
 // sliceBackward places the gradient back at the selected (strided)
 // positions of a zero tensor of x's shape.
 func sliceBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
-	dx[0] = unslice(s.e, gs[0], s.inShape(0), s.op().Attrs.Ranges)
-}
-
-// unslice is the adjoint of Slice: zeros of shape with g at the positions
-// ranges select. An empty selection gives zeros and a full one g itself;
-// otherwise it is ir.KindSliceScatter (the inner backend's kernel where it
-// has one, else its decomposition into Reshape, Pad and Slice: per stepped
-// axis the gradient is interleaved with step-1 zeros).
-func unslice(e ir.Executor, g backend.Tensor, shape []int, ranges []backend.Range) backend.Tensor {
-	for _, r := range ranges {
-		if r.Len() == 0 {
-			return ir.Zeros(e, shape, g.DType())
-		}
-	}
-	for ax, r := range ranges {
-		if r.Start != 0 || r.Len() != shape[ax] {
-			return ir.Apply(e, ir.Op{Kind: ir.KindSliceScatter, Shape: shape, Attrs: &ir.Attrs{Ranges: ranges}, In: [3]ir.Tensor{g}})
-		}
-	}
-	return g
+	dx[0] = ir.SliceScatter(s.e, gs[0], s.inShape(0), s.op().Attrs.Ranges)
 }
 
 // padBackward slices the gradient back to x's extent (the pad value is a

@@ -41,7 +41,7 @@ func reduceBackward(s *state, gs *ir.Outputs, dx []backend.Tensor) {
 	op := s.op()
 	axis := op.Axis
 	shape := s.inShape(0)
-	ks := keepDimShape(shape, axis)
+	ks := ir.KeepDimShape(shape, axis)
 	if !slices.Equal(g.Shape(), ks) {
 		g = ir.Reshape(e, g, ks)
 	}
@@ -87,11 +87,4 @@ func tieGrad(e ir.Executor, x, y, g backend.Tensor, axis int) backend.Tensor {
 		y = ir.Reshape(e, y, ks)
 	}
 	return ir.Apply(e, ir.Op{Kind: ir.KindExtremumGrad, Axis: axis, In: [3]ir.Tensor{x, y, g}})
-}
-
-// keepDimShape is shape with axis kept as size 1 (a copy).
-func keepDimShape(shape []int, axis int) []int {
-	s := slices.Clone(shape)
-	s[axis] = 1
-	return s
 }

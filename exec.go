@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/autodiff"
 	"github.com/emberml/ember/ir"
 )
 
@@ -16,14 +17,43 @@ import (
 // run executes op on d and wraps its first output. xs are the user's
 // operands, described in the *Error raised when op does not infer (nil
 // entries and a short list fall back to the op's own inputs).
-func (d Device) run(op ir.Op, xs ...*Tensor) *Tensor {
+func (d Device) run(op *ir.Op, xs ...*Tensor) *Tensor {
 	st := d.stack()
-	d.infer(&op, xs)
-	if ir.SpecOf(op.Kind).Decompose == nil {
-		// A base kind: ir.Run would call Exec; call it directly.
-		return wrap(d, st.guard.Exec(op)[0])
+	d.infer(op, xs)
+	if spec := ir.SpecOf(op.Kind); spec.Decompose == nil {
+		// A base kind: what ir.Run and the guard would do, two calls
+		// fewer.
+		if !spec.View {
+			st.guard.check(op)
+		}
+		if st.adTop {
+			return d.runTracked(st.ad, op)
+		}
+		return wrap(d, st.top.Exec(*op)[0])
 	}
-	return wrap(d, ir.Run(st.guard, op)[0])
+	return wrap(d, ir.Run(st.guard, *op)[0])
+}
+
+// trackedTensor is a Tensor whose tracked autodiff tensor lives in the same
+// allocation.
+type trackedTensor struct {
+	Tensor
+	slot autodiff.Slot
+}
+
+// runTracked runs base-kind op on ad, the top of d's stack, wrapping a
+// tracked result together with its tracked tensor in one allocation.
+func (d Device) runTracked(ad *autodiff.Backend, op *ir.Op) *Tensor {
+	var tt *trackedTensor
+	out := ad.ExecInto(*op, func() *autodiff.Slot {
+		tt = new(trackedTensor)
+		return &tt.slot
+	})[0]
+	if tt == nil {
+		return wrap(d, out)
+	}
+	tt.Tensor = Tensor{dev: d, t: out}
+	return &tt.Tensor
 }
 
 // runAll is run returning every output of op.
@@ -49,7 +79,10 @@ func (d Device) infer(op *ir.Op, xs []*Tensor) {
 // out-of-memory crash.
 type guard struct {
 	top backend.Backend
-	dev Device
+	// limit is the most bytes one output may take, the memory of where
+	// (see deviceState.memoryLimit).
+	limit uint64
+	where string
 }
 
 // Supports reports what the top of the stack supports.
@@ -58,9 +91,20 @@ func (g *guard) Supports(k ir.Kind, dt ir.DType) bool { return g.top.Supports(k,
 // Exec checks op's output size and runs it on the top of the stack.
 func (g *guard) Exec(op ir.Op) ir.Outputs {
 	if !ir.SpecOf(op.Kind).View {
-		checkOpAlloc(&op, g.dev)
+		g.check(&op)
 	}
 	return g.top.Exec(op)
+}
+
+// check panics with an *Error wrapping ErrOutOfMemory when the output of
+// op (inferred) could never fit in the memory of the device (its own
+// memory where its backend reports it, as GPUs do; the host's otherwise),
+// instead of letting the Go runtime abort the process with an
+// unrecoverable out-of-memory error.
+func (g *guard) check(op *ir.Op) {
+	if n := uint64(backend.NumElements(op.Shape)) * uint64(op.DType.Size()); n > g.limit {
+		failAlloc(op.Name(), op.Shape, op.DType, n, g.where, g.limit)
+	}
 }
 
 // failOp panics with the *Error of an op that does not infer: the op's

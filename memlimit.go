@@ -7,7 +7,6 @@ import (
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/internal/sysmem"
-	"github.com/emberml/ember/ir"
 )
 
 var (
@@ -25,18 +24,6 @@ func hostMemory() uint64 {
 		}
 	})
 	return hostMemBytes
-}
-
-// checkOpAlloc panics with an *Error wrapping ErrOutOfMemory when the
-// output of op (inferred) could never fit in the memory of dev (the
-// device's own memory where its backend reports it, as GPUs do; the
-// host's otherwise), instead of letting the Go runtime abort the process
-// with an unrecoverable out-of-memory error.
-func checkOpAlloc(op *ir.Op, dev Device) {
-	n := uint64(backend.NumElements(op.Shape)) * uint64(op.DType.Size())
-	if limit, where := dev.state().memoryLimit(); n > limit {
-		failAlloc(op.Name(), op.Shape, op.DType, n, where, limit)
-	}
 }
 
 func failAlloc(op string, shape []int, dt DType, n uint64, where string, limit uint64) {

@@ -71,7 +71,7 @@ func (x *Tensor) castTo(dt DType) *Tensor {
 	if x.DType() == dt {
 		return x
 	}
-	return x.dev.run(ir.Op{Kind: ir.KindCast, DType: dt, In: [3]ir.Tensor{x.t}}, x)
+	return x.dev.run(&ir.Op{Kind: ir.KindCast, DType: dt, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Cast converts the tensor to dt: float to int truncates toward zero, to
@@ -129,7 +129,7 @@ func (x *Tensor) binaryChecked(op backend.BinaryOp, y *Tensor, nonZero bool) *Te
 			}
 		}
 	}
-	return dev.run(ir.Op{Kind: ir.KindBinary, Sub: uint8(op), In: [3]ir.Tensor{x.on(dev), y.on(dev)}}, x0, y0)
+	return dev.run(&ir.Op{Kind: ir.KindBinary, Sub: uint8(op), In: [3]ir.Tensor{x.on(dev), y.on(dev)}}, x0, y0)
 }
 
 // commonDevice2 is commonDevice for the two operands of a binary op,
@@ -146,7 +146,7 @@ func commonDevice2(op backend.BinaryOp, x, y *Tensor) Device {
 
 // scalar is the rank-0 tensor v in x's dtype, on x's device.
 func (x *Tensor) scalar(v float64) *Tensor {
-	return x.dev.run(ir.Op{Kind: ir.KindFull, DType: x.DType(), Scalars: [2]float64{v}})
+	return x.dev.run(&ir.Op{Kind: ir.KindFull, DType: x.DType(), Scalars: [2]float64{v}})
 }
 
 // Add returns x + y with broadcasting and type promotion (PromoteTypes).
@@ -268,7 +268,7 @@ func (x *Tensor) unary(op backend.UnaryOp) *Tensor {
 			x = x.castTo(DType(x.dev.Settings().FloatDType))
 		}
 	}
-	return x.dev.run(ir.Op{Kind: ir.KindUnary, Sub: uint8(op), In: [3]ir.Tensor{x.t}}, x)
+	return x.dev.run(&ir.Op{Kind: ir.KindUnary, Sub: uint8(op), In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Neg returns -x (integers wrap).
@@ -346,7 +346,7 @@ func Where(cond, a, b *Tensor) *Tensor {
 	a0, b0 := a, b
 	dt := backend.Promote(a.DType(), b.DType())
 	a, b = a.castTo(dt), b.castTo(dt)
-	return dev.run(ir.Op{Kind: ir.KindWhere, In: [3]ir.Tensor{cond.on(dev), a.on(dev), b.on(dev)}}, cond, a0, b0)
+	return dev.run(&ir.Op{Kind: ir.KindWhere, In: [3]ir.Tensor{cond.on(dev), a.on(dev), b.on(dev)}}, cond, a0, b0)
 }
 
 // MaskFill returns x with value wherever mask (Bool, broadcast to x) is true.

@@ -29,7 +29,7 @@ func (x *Tensor) Matmul(y *Tensor) *Tensor {
 	}
 	dt := backend.Promote(a.DType(), b.DType())
 	a, b = a.castTo(dt), b.castTo(dt)
-	out := dev.run(ir.Op{Kind: ir.KindMatmul, In: [3]ir.Tensor{a.on(dev), b.on(dev)}}, x, y)
+	out := dev.run(&ir.Op{Kind: ir.KindMatmul, In: [3]ir.Tensor{a.on(dev), b.on(dev)}}, x, y)
 	if x.Rank() == 1 {
 		out = out.Squeeze(-2)
 	}
@@ -69,7 +69,7 @@ func (x *Tensor) convolve(name string, kind ir.Kind, w, bias *Tensor, opts ConvO
 	}
 	dt := backend.Promote(x.DType(), w.DType())
 	xc, wc := x.castTo(dt), w.castTo(dt)
-	out := dev.run(ir.Op{Kind: kind, Attrs: &ir.Attrs{Conv: opts}, In: [3]ir.Tensor{xc.on(dev), wc.on(dev)}}, x, w)
+	out := dev.run(&ir.Op{Kind: kind, Attrs: &ir.Attrs{Conv: opts}, In: [3]ir.Tensor{xc.on(dev), wc.on(dev)}}, x, w)
 	if bias != nil {
 		out = out.Add(bias.Reshape(1, cout, 1, 1))
 	}

@@ -36,7 +36,7 @@ func (x *Tensor) Reshape(shape ...int) *Tensor {
 	if slices.Equal(shape, x.shape()) {
 		return x
 	}
-	return x.dev.run(ir.Op{Kind: ir.KindReshape, Shape: shape, In: [3]ir.Tensor{x.t}}, x)
+	return x.dev.run(&ir.Op{Kind: ir.KindReshape, Shape: shape, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Permute reorders the axes: result axis i is x's axis axes[i] (negative
@@ -55,7 +55,7 @@ func (x *Tensor) Permute(axes ...int) *Tensor {
 		}
 		seen[a], norm[i] = true, a
 	}
-	return x.dev.run(ir.Op{Kind: ir.KindPermute, Ints: norm, In: [3]ir.Tensor{x.t}}, x)
+	return x.dev.run(&ir.Op{Kind: ir.KindPermute, Ints: norm, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // SwapAxes exchanges two axes (a view).
@@ -108,7 +108,7 @@ func (x *Tensor) Expand(shape ...int) *Tensor {
 	if slices.Equal(out, xs) {
 		return x
 	}
-	return x.dev.run(ir.Op{Kind: ir.KindExpand, Shape: out, In: [3]ir.Tensor{x.t}}, x)
+	return x.dev.run(&ir.Op{Kind: ir.KindExpand, Shape: out, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // BroadcastTo is Expand.
@@ -154,7 +154,7 @@ func (x *Tensor) Slice(ranges ...Range) *Tensor {
 	if identity {
 		return x
 	}
-	return x.dev.run(ir.Op{Kind: ir.KindSlice, Attrs: &ir.Attrs{Ranges: full}, In: [3]ir.Tensor{x.t}}, x)
+	return x.dev.run(&ir.Op{Kind: ir.KindSlice, Attrs: &ir.Attrs{Ranges: full}, In: [3]ir.Tensor{x.t}}, x)
 }
 
 func clampIndex(i, n int) int {
@@ -204,7 +204,7 @@ func (x *Tensor) Pad(pads []int, value float64) *Tensor {
 	if !any {
 		return x
 	}
-	return x.dev.run(ir.Op{Kind: ir.KindPad, Ints: p, Scalars: [2]float64{value}, In: [3]ir.Tensor{x.t}}, x)
+	return x.dev.run(&ir.Op{Kind: ir.KindPad, Ints: p, Scalars: [2]float64{value}, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Flip reverses the listed axes.
@@ -220,7 +220,7 @@ func (x *Tensor) Flip(axes ...int) *Tensor {
 	if len(norm) == 0 {
 		return x
 	}
-	return x.dev.run(ir.Op{Kind: ir.KindFlip, Ints: norm, In: [3]ir.Tensor{x.t}}, x)
+	return x.dev.run(&ir.Op{Kind: ir.KindFlip, Ints: norm, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // Cat concatenates tensors along axis; all other sizes must agree. Dtypes
@@ -257,7 +257,7 @@ func Cat(xs []*Tensor, axis int) *Tensor {
 	for i, x := range xs {
 		ts[i] = x.castTo(dt).on(dev)
 	}
-	return dev.run(ir.Op{Kind: ir.KindCat, Axis: a, Xs: ts}, xs...)
+	return dev.run(&ir.Op{Kind: ir.KindCat, Axis: a, Xs: ts}, xs...)
 }
 
 // Stack joins tensors of equal shape along a new axis.
@@ -369,7 +369,7 @@ func (x *Tensor) Gather(axis int, index *Tensor) *Tensor {
 	dev := commonDevice("gather", []string{"x", "index"}, x, index)
 	index = index.castTo(I64)
 	x.checkBounds("gather", index, x.shape()[a])
-	return dev.run(ir.Op{Kind: ir.KindGather, Axis: a, In: [3]ir.Tensor{x.on(dev), index.on(dev)}}, x, index)
+	return dev.run(&ir.Op{Kind: ir.KindGather, Axis: a, In: [3]ir.Tensor{x.on(dev), index.on(dev)}}, x, index)
 }
 
 // ScatterAdd returns a copy of x with src's values added at index along axis
@@ -394,7 +394,7 @@ func (x *Tensor) ScatterAdd(axis int, index, src *Tensor) *Tensor {
 	dev := commonDevice("scatter_add", []string{"x", "index", "src"}, x, index, src)
 	index = index.castTo(I64)
 	x.checkBounds("scatter_add", index, x.shape()[a])
-	return dev.run(ir.Op{Kind: ir.KindScatterAdd, Axis: a, In: [3]ir.Tensor{x.on(dev), index.on(dev), src.castTo(x.DType()).on(dev)}}, x, index, src)
+	return dev.run(&ir.Op{Kind: ir.KindScatterAdd, Axis: a, In: [3]ir.Tensor{x.on(dev), index.on(dev), src.castTo(x.DType()).on(dev)}}, x, index, src)
 }
 
 // IndexSelect picks the entries of axis named by index (a rank-1 integer
@@ -411,5 +411,5 @@ func (x *Tensor) IndexSelect(axis int, index *Tensor) *Tensor {
 	dev := commonDevice("index_select", []string{"x", "index"}, x, index)
 	index = index.castTo(I64)
 	x.checkBounds("index_select", index, x.shape()[a])
-	return dev.run(ir.Op{Kind: ir.KindIndexSelect, Axis: a, In: [3]ir.Tensor{x.on(dev), index.on(dev)}}, x, index)
+	return dev.run(&ir.Op{Kind: ir.KindIndexSelect, Axis: a, In: [3]ir.Tensor{x.on(dev), index.on(dev)}}, x, index)
 }

@@ -90,7 +90,7 @@ func (x *Tensor) MaxPool2d(opts PoolOptions) *Tensor {
 			// A plain strided view, whose gradient passes NaN through.
 			return x.windows("max_pool2d", o, math.Inf(-1))[0]
 		}
-		return x.dev.run(ir.Op{Kind: ir.KindMaxPool2d, Attrs: &ir.Attrs{Pool: ir.PoolOptions(o)}, In: [3]ir.Tensor{x.t}}, x)
+		return x.dev.run(&ir.Op{Kind: ir.KindMaxPool2d, Attrs: &ir.Attrs{Pool: ir.PoolOptions(o)}, In: [3]ir.Tensor{x.t}}, x)
 	})
 }
 

@@ -19,5 +19,5 @@ func (x *Tensor) CumSum(axis int) *Tensor {
 	if x.DType() == Bool {
 		x = x.castTo(DType(x.dev.Settings().IntDType))
 	}
-	return x.dev.run(ir.Op{Kind: ir.KindCumSum, Axis: a, In: [3]ir.Tensor{x.t}}, x)
+	return x.dev.run(&ir.Op{Kind: ir.KindCumSum, Axis: a, In: [3]ir.Tensor{x.t}}, x)
 }

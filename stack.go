@@ -70,6 +70,9 @@ type stack struct {
 	ad *autodiff.Backend
 	// guard runs the root's ops on top (see exec.go).
 	guard *guard
+	// adTop reports that ad is top, so base kinds run with
+	// ad.ExecInto (see runTracked).
+	adTop bool
 }
 
 // build makes (once) and returns the stack of d's mode over base b.
@@ -87,8 +90,10 @@ func (s *deviceState) build(d Device, b backend.Backend) *stack {
 		}
 	}
 	st := &stack{top: top}
-	st.guard = &guard{top: top, dev: d}
+	st.guard = &guard{top: top}
+	st.guard.limit, st.guard.where = s.memoryLimit()
 	st.ad, _ = backend.As[*autodiff.Backend](top)
+	st.adTop = st.ad != nil && top == backend.Backend(st.ad)
 	s.stacks[m].Store(st)
 	return st
 }

@@ -192,7 +192,7 @@ func FullDType(shape []int, value float64, dt DType, dev Device) *Tensor {
 	if !dt.Valid() {
 		fail("full", nil, "invalid dtype %v", dt)
 	}
-	return dev.run(ir.Op{Kind: ir.KindFull, Shape: shape, DType: dt, Scalars: [2]float64{value}})
+	return dev.run(&ir.Op{Kind: ir.KindFull, Shape: shape, DType: dt, Scalars: [2]float64{value}})
 }
 
 // Zeros makes a tensor of zeros in the device's float dtype.
@@ -226,7 +226,7 @@ func ArangeStep(start, end, step int, dev Device) *Tensor {
 	} else if step < 0 && end < start {
 		n = (start - end - step - 1) / -step
 	}
-	return dev.run(ir.Op{Kind: ir.KindArange, Shape: []int{n}, DType: DType(dev.Settings().IntDType), Scalars: [2]float64{float64(start), float64(step)}})
+	return dev.run(&ir.Op{Kind: ir.KindArange, Shape: []int{n}, DType: DType(dev.Settings().IntDType), Scalars: [2]float64{float64(start), float64(step)}})
 }
 
 // Linspace makes n evenly spaced floats from start to end inclusive, in the
@@ -239,7 +239,7 @@ func Linspace(start, end float64, n int, dev Device) *Tensor {
 	if n > 1 {
 		step = (end - start) / float64(n-1)
 	}
-	return dev.run(ir.Op{Kind: ir.KindArange, Shape: []int{n}, DType: DType(dev.Settings().FloatDType), Scalars: [2]float64{start, step}})
+	return dev.run(&ir.Op{Kind: ir.KindArange, Shape: []int{n}, DType: DType(dev.Settings().FloatDType), Scalars: [2]float64{start, step}})
 }
 
 // Random samples a tensor of the device's float dtype from dist, using the
@@ -254,7 +254,7 @@ func RandomDType(shape []int, dist Distribution, dt DType, dev Device) *Tensor {
 	if !dt.Valid() {
 		fail("random", nil, "invalid dtype %v", dt)
 	}
-	return dev.run(ir.Op{Kind: ir.KindRandom, Sub: uint8(dist.Kind), Shape: shape, DType: dt, Scalars: [2]float64{dist.A, dist.B}})
+	return dev.run(&ir.Op{Kind: ir.KindRandom, Sub: uint8(dist.Kind), Shape: shape, DType: dt, Scalars: [2]float64{dist.A, dist.B}})
 }
 
 // Randn samples standard normal values (mean 0, std 1) in the device's float dtype.

@@ -101,8 +101,12 @@ func inferRandom(op Op) ([]int, DType, error) {
 	return op.Shape, op.DType, nil
 }
 
-func inferUnary(op Op) ([]int, DType, error) {
-	if err := checkInputs(&op, 1); err != nil {
+func inferUnary(op Op) ([]int, DType, error) { return unaryShape(&op) }
+
+// unaryShape is inferUnary on the op itself (Op.Infer calls it without a
+// copy of the op).
+func unaryShape(op *Op) ([]int, DType, error) {
+	if err := checkInputs(op, 1); err != nil {
 		return nil, 0, err
 	}
 	u := UnaryOp(op.Sub)
@@ -118,12 +122,14 @@ func inferUnary(op Op) ([]int, DType, error) {
 	case u.FloatOnly() && !dt.IsFloat():
 		return nil, 0, errorf("needs a float tensor, got %v", dt)
 	}
-	op.Shape, op.DType = x.Shape(), dt
-	return op.Shape, op.DType, nil
+	return x.Shape(), dt, nil
 }
 
-func inferBinary(op Op) ([]int, DType, error) {
-	if err := checkInputs(&op, 2); err != nil {
+func inferBinary(op Op) ([]int, DType, error) { return binaryShape(&op) }
+
+// binaryShape is inferBinary on the op itself (see unaryShape).
+func binaryShape(op *Op) ([]int, DType, error) {
+	if err := checkInputs(op, 2); err != nil {
 		return nil, 0, err
 	}
 	bop := BinaryOp(op.Sub)

@@ -124,7 +124,17 @@ func (op *Op) Infer() error {
 	if !op.Kind.Valid() {
 		return errorf("invalid op kind %d", op.Kind)
 	}
-	shape, dt, err := specs[op.Kind].Infer(*op)
+	var shape []int
+	var dt DType
+	var err error
+	switch op.Kind {
+	case KindBinary: // the most frequent kinds, inferred without a copy of op
+		shape, dt, err = binaryShape(op)
+	case KindUnary:
+		shape, dt, err = unaryShape(op)
+	default:
+		shape, dt, err = specs[op.Kind].Infer(*op)
+	}
 	if err != nil {
 		return err
 	}

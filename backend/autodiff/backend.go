@@ -80,13 +80,26 @@ func (b *Backend) Supports(k ir.Kind, dt backend.DType) bool {
 // gradient rule and an output has a float dtype, it records a node, and
 // each float output is returned as a tracked tensor; other outputs are
 // the inner backend's tensors. op must have been inferred.
-func (b *Backend) Exec(op ir.Op) ir.Outputs {
+func (b *Backend) Exec(op ir.Op) ir.Outputs { return b.exec(&op, nil) }
+
+// Slot is the storage of one tracked tensor, for a layer above autodiff
+// that allocates it inside its own wrapper of a result (see ExecInto).
+type Slot struct{ t tensor }
+
+// ExecInto is Exec for a caller that wraps output 0 in an object of its
+// own: when output 0 is tracked, its tracked tensor is stored in the Slot
+// that slot returns (called at most once) instead of in an allocation of
+// its own, so that the caller can allocate both together.
+func (b *Backend) ExecInto(op ir.Op, slot func() *Slot) ir.Outputs { return b.exec(&op, slot) }
+
+// exec is Exec and ExecInto; it modifies op (the callers' copy).
+func (b *Backend) exec(op *ir.Op, slot func() *Slot) ir.Outputs {
 	r := &rules[op.Kind]
 	if r.backward == nil && !r.nondiff {
 		// A kind without a gradient rule: its decomposition runs here,
 		// so its parts are recorded.
 		if d := ir.SpecOf(op.Kind).Decompose; d != nil {
-			return d(op, b)
+			return d(*op, b)
 		}
 		panic(&ir.UnsupportedError{Kind: op.Kind, DType: op.KeyDType()})
 	}
@@ -124,9 +137,9 @@ func (b *Backend) Exec(op ir.Op) ir.Outputs {
 	}
 	var outs ir.Outputs
 	if ir.SpecOf(op.Kind).Decompose == nil {
-		outs = b.inner.Exec(op) // a base kind: what ir.Run does, one call fewer
+		outs = b.inner.Exec(*op) // a base kind: what ir.Run does, one call fewer
 	} else {
-		outs = ir.Run(b.inner, op)
+		outs = ir.Run(b.inner, *op)
 	}
 	if !tracked || r.backward == nil || noGradDepth.Load() > 0 {
 		return outs
@@ -146,7 +159,13 @@ func (b *Backend) Exec(op ir.Op) ir.Outputs {
 	for j := range nout {
 		if o := outs[j]; o != nil {
 			if dt := o.DType(); dt.IsFloat() {
-				outs[j] = &tensor{primal: o, node: n, out: uint8(j), dtype: dt}
+				if j == 0 && slot != nil {
+					s := slot()
+					s.t = tensor{primal: o, node: n, dtype: dt}
+					outs[j] = &s.t
+				} else {
+					outs[j] = &tensor{primal: o, node: n, out: uint8(j), dtype: dt}
+				}
 			}
 		}
 	}

@@ -185,8 +185,8 @@ func unwrap(t backend.Tensor) (backend.Tensor, ref) {
 // primals of its inputs (op holds them) and gave outs. par holds the
 // parents of a kind with inputs in In, xpar those of a kind with inputs
 // in Xs.
-func (b *Backend) record(op ir.Op, r *rule, par *[3]ref, xpar []ref, outs *ir.Outputs, nout int) *node {
-	n := &node{op: op, nout: uint8(nout)}
+func (b *Backend) record(op *ir.Op, r *rule, par *[3]ref, xpar []ref, outs *ir.Outputs, nout int) *node {
+	n := &node{op: *op, nout: uint8(nout)}
 	usesXs := op.UsesXs()
 	var nin int
 	var shapes [][]int

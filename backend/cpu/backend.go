@@ -72,6 +72,10 @@ func (be *Backend) Supports(k ir.Kind, dt backend.DType) bool {
 // backend's own kernel for its kind, which runs it when the operands'
 // dtypes and layouts suit it, or else on flex.
 func (be *Backend) Exec(op ir.Op) ir.Outputs {
+	if op.Kind == ir.KindBinary {
+		// The most frequent kind, called directly (one copy of op fewer).
+		return ir.One(be.binaryOp(&op))
+	}
 	if int(op.Kind) < len(kernels) {
 		if run := kernels[op.Kind].Run; run != nil {
 			return run(be, op)

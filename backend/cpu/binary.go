@@ -15,14 +15,17 @@ func init() { kernels.Set(ir.KindBinary, (*Backend).binary, nil) }
 // propagates, as Go's max/min) and the comparisons (Bool result) run here
 // in parallel cache-sized chunks into recycled buffers; everything else
 // runs on flex. Results are bit-identical to flex's.
-func (be *Backend) binary(op ir.Op) ir.Outputs {
+func (be *Backend) binary(op ir.Op) ir.Outputs { return ir.One(be.binaryOp(&op)) }
+
+// binaryOp is binary for an op Exec holds, returning its one output.
+func (be *Backend) binaryOp(op *ir.Op) ir.Tensor {
 	bop := ir.BinaryOp(op.Sub)
 	if isF32(op.In[0].DType()) && (fastArith(bop) || bop.IsComparison()) {
-		if out := be.binaryF32(&op, bop); out != nil {
-			return ir.One(out)
+		if out := be.binaryF32(op, bop); out != nil {
+			return out
 		}
 	}
-	return be.flex.Exec(op)
+	return be.flex.Exec(*op)[0]
 }
 
 // fastArith reports whether op has a float32 fast path.

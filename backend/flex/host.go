@@ -23,13 +23,24 @@ func init() {
 		NewFloat64:        func(shape []int, data []float64) ir.Tensor { return newHost(backend.F64, shape, fvec[float64](data)) },
 		NewBool:           func(shape []int, data []bool) ir.Tensor { return newHost(backend.Bool, shape, bvec(data)) },
 		ContiguousFloat32: contiguousFloat32,
-		MakeFloat32: func(dt ir.DType, shape []int) (ir.Tensor, []float32) {
-			if !isF32Store(dt) {
-				panic(fmt.Sprintf("flex: host.MakeFloat32 with dtype %v", dt))
-			}
-			return makeTensor[fvec[float32]](dt, shape)
-		},
+		MakeFloat32:       makeFloat32,
 	})
+}
+
+// makeFloat32 is makeTensor for float32 storage with its small case
+// written out: the cpu backend makes every small float result with it.
+func makeFloat32(dt ir.DType, shape []int) (ir.Tensor, []float32) {
+	if !isF32Store(dt) {
+		panic(fmt.Sprintf("flex: host.MakeFloat32 with dtype %v", dt))
+	}
+	n := numel(shape)
+	if n > host.InlineElems {
+		return makeTensor[fvec[float32]](dt, shape)
+	}
+	a := &tensorInline[fvec[float32], float32]{}
+	a.hdr = a.buf[:n:n]
+	a.t.initContiguous(dt, shape, &a.hdr)
+	return &a.t, a.hdr
 }
 
 // tensorInline is a small tensor allocated together with its storage

@@ -60,6 +60,12 @@ func (x *Tensor) on(dev Device) backend.Tensor {
 	if x.dev.autodiff == dev.autodiff {
 		return x.t
 	}
+	return x.onOther(dev)
+}
+
+// onOther is on for a tensor of the other mode (kept out of on, so that
+// on is inlined).
+func (x *Tensor) onOther(dev Device) backend.Tensor {
 	if dev.autodiff {
 		return dev.ad().Wrap(x.t)
 	}

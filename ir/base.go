@@ -106,11 +106,11 @@ func inferUnary(op Op) ([]int, DType, error) { return unaryShape(&op) }
 // unaryShape is inferUnary on the op itself (Op.Infer calls it without a
 // copy of the op).
 func unaryShape(op *Op) ([]int, DType, error) {
-	if err := checkInputs(op, 1); err != nil {
-		return nil, 0, err
+	x := op.In[0]
+	if x == nil {
+		return nil, 0, checkInputs(op, 1)
 	}
 	u := UnaryOp(op.Sub)
-	x := op.In[0]
 	dt := x.DType()
 	switch {
 	case !u.Valid():
@@ -129,11 +129,11 @@ func inferBinary(op Op) ([]int, DType, error) { return binaryShape(&op) }
 
 // binaryShape is inferBinary on the op itself (see unaryShape).
 func binaryShape(op *Op) ([]int, DType, error) {
-	if err := checkInputs(op, 2); err != nil {
-		return nil, 0, err
+	a, b := op.In[0], op.In[1]
+	if a == nil || b == nil {
+		return nil, 0, checkInputs(op, 2)
 	}
 	bop := BinaryOp(op.Sub)
-	a, b := op.In[0], op.In[1]
 	dt := a.DType()
 	if !bop.Valid() {
 		return nil, 0, errorf("unknown binary op %d", op.Sub)
@@ -152,8 +152,15 @@ func binaryShape(op *Op) ([]int, DType, error) {
 	if bop == OpAtan2 && !dt.IsFloat() {
 		return nil, 0, errorf("needs float operands")
 	}
-	as := a.Shape()
-	out, ok := BroadcastShapes(as, b.Shape())
+	as, bs := a.Shape(), b.Shape()
+	if sameSlice(as, bs) || slices.Equal(as, bs) {
+		// The common case: one shape, an input's, valid already.
+		if bop.IsComparison() {
+			dt = Bool
+		}
+		return as, dt, nil
+	}
+	out, ok := BroadcastShapes(as, bs)
 	if !ok {
 		return nil, 0, errorf("shapes do not broadcast")
 	}

@@ -121,9 +121,6 @@ func (op *Op) UsesXs() bool {
 
 // Infer validates op and fills in its output shape and dtype (Spec.Infer).
 func (op *Op) Infer() error {
-	if !op.Kind.Valid() {
-		return errorf("invalid op kind %d", op.Kind)
-	}
 	var shape []int
 	var dt DType
 	var err error
@@ -133,6 +130,9 @@ func (op *Op) Infer() error {
 	case KindUnary:
 		shape, dt, err = unaryShape(op)
 	default:
+		if !op.Kind.Valid() {
+			return errorf("invalid op kind %d", op.Kind)
+		}
 		shape, dt, err = specs[op.Kind].Infer(*op)
 	}
 	if err != nil {

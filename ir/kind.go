@@ -140,8 +140,8 @@ func (c Cost) String() string {
 	return "compute-bound"
 }
 
-// MaxOutputs is the most outputs one op has (AdamStep's three, with room).
-const MaxOutputs = 4
+// MaxOutputs is the most outputs one op has (AdamStep's three).
+const MaxOutputs = 3
 
 // Outputs are an op's results: entry i is output i, nil past the op's
 // Spec.NumOutputs. It is a value so that returning it allocates nothing.
@@ -200,6 +200,9 @@ func register(k Kind, s Spec) {
 	}
 	if s.NumOutputs == 0 {
 		s.NumOutputs = 1
+	}
+	if s.NumOutputs > MaxOutputs {
+		panic(fmt.Sprintf("ir: kind %s: %d outputs, more than MaxOutputs", s.Name, s.NumOutputs))
 	}
 	if (s.Subs == 0 && s.FirstSub != 0) || int(s.FirstSub)+int(s.Subs) > 256 {
 		panic(fmt.Sprintf("ir: kind %s: bad sub-op range %d+%d", s.Name, s.FirstSub, s.Subs))

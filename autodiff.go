@@ -1,6 +1,8 @@
 package ember
 
 import (
+	"slices"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/autodiff"
 )
@@ -87,14 +89,37 @@ type Gradients struct {
 	dev Device
 }
 
-// Backward computes the gradients of x (seeded with ones, so a scalar loss
-// gives d loss / d leaf) with respect to every tracked tensor it depends
-// on. It panics with an *Error when x is not tracked.
+// Backward computes the gradients of the scalar x (one element; d x /
+// d leaf) with respect to every tracked tensor it depends on. It panics
+// with an *Error when x is not tracked or has more than one element (as
+// PyTorch's "grad can be implicitly created only for scalar outputs"):
+// for other outputs give the output gradient with BackwardWith.
 func (x *Tensor) Backward() *Gradients {
 	if !x.IsTracked() {
 		fail("backward", []string{describe("x", x)}, "the tensor is not tracked (create inputs on an autodiff device and call RequireGrad)")
 	}
+	if x.NumElements() != 1 {
+		fail("backward", []string{describe("x", x)}, "grad can be implicitly created only for scalar outputs; use BackwardWith with a gradient of x's shape")
+	}
 	return &Gradients{g: x.dev.ad().Backward(x.t), dev: x.dev}
+}
+
+// BackwardWith computes the gradients of Σ grad·x (the vector-Jacobian
+// product; PyTorch's x.backward(grad)) with respect to every tracked
+// tensor x depends on. grad must have x's shape and dtype and live on x's
+// hardware device (tracked or not: its value is used, its history is not).
+// It panics with an *Error when x is not tracked or grad does not match.
+func (x *Tensor) BackwardWith(grad *Tensor) *Gradients {
+	if !x.IsTracked() {
+		fail("backward", []string{describe("x", x)}, "the tensor is not tracked (create inputs on an autodiff device and call RequireGrad)")
+	}
+	if grad == nil {
+		fail("backward", []string{describe("x", x), "grad <nil>"}, "needs an output gradient")
+	}
+	if !grad.dev.Equal(x.dev) || grad.DType() != x.DType() || !slices.Equal(grad.shape(), x.shape()) {
+		fail("backward", []string{describe("x", x), describe("grad", grad)}, "the output gradient must have x's shape and dtype, on x's device")
+	}
+	return &Gradients{g: x.dev.ad().BackwardWith(x.t, grad.on(x.dev.Inner())), dev: x.dev}
 }
 
 // Of returns the gradient of t (same shape and dtype) as an untracked tensor
@@ -123,8 +148,10 @@ func (g *Gradients) Remove(t *Tensor) *Tensor {
 }
 
 // NoGrad runs f with gradient recording switched off on every autodiff
-// device: ops inside produce untracked tensors. The switch is process-wide,
-// not per goroutine.
+// device for the calling goroutine: ops it calls inside f produce
+// untracked tensors, while other goroutines keep recording (like
+// torch.no_grad, which is per thread). Goroutines that f starts are not
+// inside the scope. Calls nest; a panic in f restores recording.
 func NoGrad(f func()) { autodiff.NoGrad(f) }
 
 var _ backend.Backend = (*autodiff.Backend)(nil)

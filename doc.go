@@ -43,10 +43,9 @@
 // # Concurrency
 //
 // A Device and its tensors are safe to use from many goroutines; backends
-// guard their own state. One exception: NoGrad switches gradient recording
-// off process-wide (Go has no goroutine-local state), so do not evaluate
-// under NoGrad while another goroutine trains; evaluate on Device.Inner
-// values instead, or serialize the two.
+// guard their own state. NoGrad switches gradient recording off for the
+// calling goroutine only, so one goroutine may evaluate under NoGrad while
+// another trains.
 //
 // # Errors
 //

@@ -12,6 +12,8 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
+require github.com/petermattis/goid v0.0.0-20261109124353-7cfa343ad0ab // indirect
+
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect

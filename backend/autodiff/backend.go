@@ -141,7 +141,7 @@ func (b *Backend) exec(op *ir.Op, slot func() *Slot) ir.Outputs {
 	} else {
 		outs = ir.Run(b.inner, *op)
 	}
-	if !tracked || r.backward == nil || noGradDepth.Load() > 0 {
+	if !tracked || r.backward == nil || recordingOff() {
 		return outs
 	}
 	nout := ir.SpecOf(op.Kind).NumOutputs

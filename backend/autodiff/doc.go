@@ -46,7 +46,7 @@
 // Only float tensors (F64, F32, Flex32, F16, BF16) are tracked: RequireGrad
 // marks a leaf, ops with no tracked input return untracked tensors, and
 // integer or Bool outputs (comparisons, ArgMax, casts to ints) are never
-// tracked. NoGrad suspends recording process-wide.
+// tracked. NoGrad suspends recording on the calling goroutine.
 //
 // With checkpointing on (the Balanced strategy of Burn), nodes of
 // memory-bound kinds (ir.Spec.Cost == ir.MemoryBound: elementwise,

@@ -1,6 +1,9 @@
 package autodiff
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
 )
@@ -55,10 +58,35 @@ func (g *Gradients) Len() int { return len(g.grads) }
 func (b *Backend) Backward(root backend.Tensor) *Gradients {
 	rp, rr := unwrap(root)
 	if rr.n == nil {
-		panic("autodiff: Backward: the root tensor is not tracked (no input of it requires grad, or it was computed under NoGrad or from a detached tensor)")
+		panic(notTracked)
 	}
+	return b.backward(rr, ir.Full(b.inner, rp.Shape(), rp.DType(), 1))
+}
+
+// BackwardWith is Backward seeded with seed instead of ones: the
+// gradients of Σ seed·root (the vector-Jacobian product, PyTorch's
+// root.backward(seed)). seed is a tensor of the inner backend (or an
+// untracked one; a tracked seed's history is ignored) of root's shape and
+// dtype. It panics if root is not tracked or seed does not match.
+func (b *Backend) BackwardWith(root, seed backend.Tensor) *Gradients {
+	rp, rr := unwrap(root)
+	if rr.n == nil {
+		panic(notTracked)
+	}
+	sp, _ := unwrap(seed)
+	if sp == nil || sp.DType() != rp.DType() || !slices.Equal(sp.Shape(), rp.Shape()) {
+		panic(fmt.Sprintf("autodiff: BackwardWith: the seed must have the root's shape %v and dtype %v", rp.Shape(), rp.DType()))
+	}
+	return b.backward(rr, sp)
+}
+
+// notTracked is the panic of Backward of an untracked tensor.
+const notTracked = "autodiff: Backward: the root tensor is not tracked (no input of it requires grad, or it was computed under NoGrad or from a detached tensor)"
+
+// backward runs the backward pass from rr seeded with seed.
+func (b *Backend) backward(rr ref, seed backend.Tensor) *Gradients {
 	order := topoOrder(rr.n)
-	grads := map[ref]backend.Tensor{rr: ir.Full(b.inner, rp.Shape(), rp.DType(), 1)}
+	grads := map[ref]backend.Tensor{rr: seed}
 	st := &state{b: b, e: b.inner, stats: b.stats}
 	st.stats.reset()
 	if b.checkpointing {

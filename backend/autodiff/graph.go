@@ -2,7 +2,10 @@ package autodiff
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
+
+	"github.com/petermattis/goid"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
@@ -159,18 +162,45 @@ func leaf(p backend.Tensor) *tensor {
 	return &tensor{primal: p, node: n, dtype: p.DType()}
 }
 
-// noGradDepth counts the NoGrad calls in progress in the whole process.
-var noGradDepth atomic.Int64
+// noGradGoroutines counts the goroutines inside NoGrad, so that the check
+// of the op path costs one atomic load while none is; noGradDepths maps
+// each such goroutine's id to its nesting depth (a *int only that
+// goroutine reads or writes).
+var (
+	noGradGoroutines atomic.Int64
+	noGradDepths     sync.Map // int64 → *int
+)
 
-// NoGrad runs f with recording suspended on every autodiff backend: ops
-// called while f runs return untracked tensors. The switch is a
-// process-wide counter, not per goroutine: ops on other goroutines during f
-// are not recorded either (as torch.no_grad is per thread, this is coarser).
+// NoGrad runs f with recording suspended on the calling goroutine, on
+// every autodiff backend: ops called by f's goroutine return untracked
+// tensors, while other goroutines (a training loop running beside an
+// evaluation) keep recording. Like torch.no_grad, which is per thread,
+// the scope is the goroutine: goroutines that f starts record as usual.
 // Calls nest; a panic in f still restores recording.
 func NoGrad(f func()) {
-	noGradDepth.Add(1)
-	defer noGradDepth.Add(-1)
+	id := goid.Get()
+	v, _ := noGradDepths.LoadOrStore(id, new(int))
+	depth := v.(*int)
+	if *depth == 0 {
+		noGradGoroutines.Add(1)
+	}
+	*depth++
+	defer func() {
+		if *depth--; *depth == 0 {
+			noGradDepths.Delete(id)
+			noGradGoroutines.Add(-1)
+		}
+	}()
 	f()
+}
+
+// recordingOff reports whether the calling goroutine is inside NoGrad.
+func recordingOff() bool {
+	if noGradGoroutines.Load() == 0 {
+		return false
+	}
+	_, in := noGradDepths.Load(goid.Get())
+	return in
 }
 
 // unwrap returns the primal of t and, when t is tracked, its ref.

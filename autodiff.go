@@ -8,10 +8,13 @@ import (
 )
 
 // ToDevice moves x to dev. On the same hardware it only switches autodiff:
-// to a non-autodiff device it returns the untracked value; to an autodiff
-// device it returns an untracked tensor (gradients do not flow across
-// devices). Otherwise the data is copied through the host. It panics with
-// an *Error wrapping the device's initialization error when dev cannot run.
+// to a non-autodiff device it returns the untracked value (as Inner), from
+// a non-autodiff device to an autodiff one an untracked tensor. Otherwise
+// the data is copied through the host. A tracked x moved to an autodiff
+// device stays differentiable, as PyTorch's x.to(device): Backward from a
+// result on dev carries the gradient back to x's graph, so the leaves x
+// depends on receive theirs on their own device. It panics with an *Error
+// wrapping the device's initialization error when dev cannot run.
 func (x *Tensor) ToDevice(dev Device) *Tensor {
 	y, err := x.TryToDevice(dev)
 	if err != nil {
@@ -34,6 +37,9 @@ func (x *Tensor) TryToDevice(dev Device) (*Tensor, error) {
 		inner := x.t
 		if x.dev.autodiff {
 			inner = x.dev.ad().Primal(x.t)
+			if dev.autodiff { // another checkpointing mode: the same graph
+				return wrap(dev, dev.ad().Transfer(x.dev.ad(), x.t, inner)), nil
+			}
 		}
 		if dev.autodiff {
 			return wrap(dev, dev.ad().Wrap(inner)), nil
@@ -47,6 +53,9 @@ func (x *Tensor) TryToDevice(dev Device) (*Tensor, error) {
 	inner := dev.Inner()
 	y := wrap(inner, inner.backend().FromData(d))
 	if dev.autodiff {
+		if x.dev.autodiff {
+			return wrap(dev, dev.ad().Transfer(x.dev.ad(), x.t, y.t)), nil
+		}
 		return wrap(dev, dev.ad().Wrap(y.t)), nil
 	}
 	return y, nil

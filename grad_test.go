@@ -384,9 +384,9 @@ func TestAutodiffDeviceSemantics(t *testing.T) {
 		t.Errorf("Remove: got %v, then Of gave %v; want the gradient, then nil", r, grads.Of(x))
 	}
 	// A tracked tensor moved to the checkpointing variant of its device
-	// loses its history (gradients do not flow across devices).
-	if moved := y.ToDevice(ck); moved.IsTracked() {
-		t.Errorf("tracked tensor moved to %v stays tracked", ck)
+	// keeps its history (ToDevice is differentiable).
+	if moved := y.ToDevice(ck); !moved.IsTracked() {
+		t.Errorf("tracked tensor moved to %v lost its history", ck)
 	}
 	if same := y.ToDevice(ad); same != y {
 		t.Errorf("ToDevice onto its own device did not return the tensor itself")

@@ -172,6 +172,24 @@ func (b *Backend) exec(op *ir.Op, slot func() *Slot) ir.Outputs {
 	return outs
 }
 
+// Transfer returns moved, a copy on b's inner backend of t (a tensor of
+// the autodiff backend src, which may run on other hardware), as a tensor
+// of b tracked like t: Backward from a result on b carries the gradient
+// back into t's graph (copied to src's inner backend through the host when
+// src's inner backend is another one), so that leaves on src receive their
+// gradients, as PyTorch's x.to(device) is differentiable. An untracked t,
+// or a call under NoGrad, gives moved untracked.
+func (b *Backend) Transfer(src *Backend, t, moved backend.Tensor) backend.Tensor {
+	_, r := unwrap(t)
+	if r.n == nil || src == nil || recordingOff() || !moved.DType().IsFloat() {
+		return moved
+	}
+	n := &node{op: ir.Op{Shape: moved.Shape(), DType: moved.DType()}, nout: 1, nin: 1, ext: &extra{from: src}}
+	n.par[0], n.pout[0] = r.n, r.i
+	n.dt0 = t.DType()
+	return &tensor{primal: moved, node: n, dtype: moved.DType()}
+}
+
 // RequireGrad returns a tracked leaf over the same inner storage as t (t
 // may be tracked or not; a tracked t's history is not linked: the result
 // is a new leaf, like PyTorch's x.detach().requires_grad_()). It panics if

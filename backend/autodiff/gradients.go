@@ -85,11 +85,11 @@ const notTracked = "autodiff: Backward: the root tensor is not tracked (no input
 
 // backward runs the backward pass from rr seeded with seed.
 func (b *Backend) backward(rr ref, seed backend.Tensor) *Gradients {
-	order := topoOrder(rr.n)
+	order, owner := topoOrder(rr.n, b)
 	grads := map[ref]backend.Tensor{rr: seed}
-	st := &state{b: b, e: b.inner, stats: b.stats}
+	st := &state{b: b, e: b.inner, owner: owner, stats: b.stats}
 	st.stats.reset()
-	if b.checkpointing {
+	if slices.ContainsFunc(order, func(n *node) bool { return n.recompute }) {
 		st.plan(order)
 	}
 	var dx []backend.Tensor
@@ -111,9 +111,16 @@ func (b *Backend) backward(rr ref, seed backend.Tensor) *Gradients {
 				}
 				dx = dx[:nin]
 				clear(dx)
-				st.n = n
-				rules[n.op.Kind].backward(st, &gs, dx)
-				b.accumulate(grads, n, dx)
+				be := owner[n]
+				st.n, st.b, st.e = n, be, be.inner
+				in := be // the backend of n's inputs and their gradients
+				if n.isTransfer() {
+					in = n.ext.from
+					dx[0] = carry(gs[0], be.inner, in.inner)
+				} else {
+					rules[n.op.Kind].backward(st, &gs, dx)
+				}
+				accumulate(grads, n, dx, in.inner)
 			}
 		}
 		st.done(n)
@@ -122,15 +129,16 @@ func (b *Backend) backward(rr ref, seed backend.Tensor) *Gradients {
 }
 
 // accumulate adds the input gradients dx of n (nil entries skipped) to the
-// gradients of n's parents, in input order.
-func (b *Backend) accumulate(grads map[ref]backend.Tensor, n *node, dx []backend.Tensor) {
+// gradients of n's parents, in input order, on e (the inner backend of the
+// parents' graph).
+func accumulate(grads map[ref]backend.Tensor, n *node, dx []backend.Tensor, e backend.Backend) {
 	for j := range n.numIn() {
 		p := n.parent(j)
 		if p.n == nil || dx[j] == nil {
 			continue
 		}
 		if acc, ok := grads[p]; ok {
-			grads[p] = ir.Add(b.inner, acc, dx[j])
+			grads[p] = ir.Add(e, acc, dx[j])
 		} else {
 			grads[p] = dx[j]
 		}
@@ -139,12 +147,12 @@ func (b *Backend) accumulate(grads map[ref]backend.Tensor, n *node, dx []backend
 
 // topoOrder returns the nodes reachable from root with every node after
 // all of its parents (iterative depth-first post-order).
-func topoOrder(root *node) []*node {
+func topoOrder(root *node, b *Backend) ([]*node, map[*node]*Backend) {
 	type frame struct {
 		n    *node
 		next int
 	}
-	visited := map[*node]bool{root: true}
+	owner := map[*node]*Backend{root: b}
 	var order []*node
 	stack := []frame{{n: root}}
 	for len(stack) > 0 {
@@ -152,8 +160,14 @@ func topoOrder(root *node) []*node {
 		if f.next < f.n.numIn() {
 			p := f.n.parent(f.next).n
 			f.next++
-			if p != nil && !visited[p] {
-				visited[p] = true
+			if _, seen := owner[p]; p != nil && !seen {
+				// A node's graph is its child's, past a transfer node
+				// its input's.
+				if f.n.isTransfer() {
+					owner[p] = f.n.ext.from
+				} else {
+					owner[p] = owner[f.n]
+				}
 				stack = append(stack, frame{n: p})
 			}
 			continue
@@ -161,5 +175,18 @@ func topoOrder(root *node) []*node {
 		order = append(order, f.n)
 		stack = stack[:len(stack)-1]
 	}
-	return order
+	return order, owner
+}
+
+// carry returns gradient g of backend from on backend to: g itself when
+// both are the same backend, else a copy through the host.
+func carry(g backend.Tensor, from, to backend.Backend) backend.Tensor {
+	if from == to {
+		return g
+	}
+	d, err := from.ToData(g)
+	if err != nil {
+		panic(fmt.Errorf("autodiff: Backward: reading the gradient of a tensor moved from another device: %w", err))
+	}
+	return to.FromData(d)
 }

@@ -74,6 +74,9 @@ type extra struct {
 	parents []ref   // one per input of a kind with inputs in op.Xs
 	shapes  [][]int // their shapes
 	outputs [ir.MaxOutputs - 1]backend.Tensor
+	// from is set on a transfer node (see Backend.Transfer): the backend
+	// of its one input, whose graph the gradient is carried back to.
+	from *Backend
 }
 
 // numIn is the number of inputs of n's op.
@@ -146,12 +149,18 @@ func (n *node) input(i int) backend.Tensor {
 }
 
 // isLeaf reports whether n was made by RequireGrad.
-func (n *node) isLeaf() bool { return n.op.Kind == ir.KindInvalid }
+func (n *node) isLeaf() bool { return n.op.Kind == ir.KindInvalid && !n.isTransfer() }
+
+// isTransfer reports whether n was made by Transfer.
+func (n *node) isTransfer() bool { return n.ext != nil && n.ext.from != nil }
 
 // name is n's op name for messages.
 func (n *node) name() string {
-	if n.isLeaf() {
+	switch {
+	case n.isLeaf():
 		return "leaf"
+	case n.isTransfer():
+		return "to_device"
 	}
 	return n.op.Name()
 }

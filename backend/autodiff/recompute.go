@@ -31,9 +31,10 @@ import (
 // state gives a backward function access to its node's inputs and
 // outputs, recomputing checkpointed values on demand.
 type state struct {
-	b     *Backend
-	e     ir.Executor // the inner backend, which gradient rules compute on
+	b     *Backend    // the backend that recorded n
+	e     ir.Executor // b's inner backend, which n's gradient rule computes on
 	n     *node
+	owner map[*node]*Backend   // the backend that recorded each node of the graph
 	cache map[*node]ir.Outputs // recomputed outputs with reads to come
 	uses  map[*node]int        // reads still to come, per checkpointed node
 	// pending holds the checkpointed nodes not yet recomputed whose
@@ -141,7 +142,7 @@ func (s *state) value(r ref) backend.Tensor {
 			}
 		}
 	}
-	v := ir.Run(s.e, op)
+	v := ir.Run(s.owner[n].inner, op)
 	s.stats.recompute(n)
 	if s.pending[n] {
 		delete(s.pending, n)

@@ -8,20 +8,30 @@ import (
 // AdamConfig configures Adam and AdamW. A zero field takes PyTorch's
 // default: LR 1e-3, Beta1 0.9, Beta2 0.999, Eps 1e-8, and WeightDecay 0 for
 // Adam but 0.01 for AdamW. (So a literal zero cannot be chosen for these
-// fields; use Adam for AdamW without decay.)
+// fields; use Adam for AdamW without decay.) NewAdam and NewAdamW panic
+// with an *ember.Error naming the field and its value for a negative, NaN
+// or infinite LR, Eps or WeightDecay, or a beta outside [0, 1).
 type AdamConfig struct {
-	// LR is the learning rate.
+	// LR is the learning rate, > 0.
 	LR float64
 	// Beta1 and Beta2 are the decay rates of the first and second moment
 	// estimates, in [0, 1).
 	Beta1, Beta2 float64
-	// Eps is added to the denominator for numerical stability.
+	// Eps, > 0, is added to the denominator for numerical stability.
 	Eps float64
-	// WeightDecay is Adam's L2 penalty (added to the gradient) or AdamW's
-	// decoupled decay rate.
+	// WeightDecay, >= 0, is Adam's L2 penalty (added to the gradient) or
+	// AdamW's decoupled decay rate.
 	WeightDecay float64
+	// AllowMissingGrads makes Step skip, leaving them, their moment
+	// estimates and their step counts unchanged, the parameters that have
+	// no gradient; without it such a parameter makes Step panic (see
+	// Optimizer).
+	AllowMissingGrads bool
 }
 
+// withDefaults returns c with zero fields replaced by the defaults of op
+// ("adam" or "adamw", whose default decay is weightDecay), and panics with
+// an *ember.Error of op for an invalid field.
 func (c AdamConfig) withDefaults(op string, weightDecay float64) AdamConfig {
 	def := func(v *float64, d float64) {
 		if *v == 0 {
@@ -33,9 +43,13 @@ func (c AdamConfig) withDefaults(op string, weightDecay float64) AdamConfig {
 	def(&c.Beta2, 0.999)
 	def(&c.Eps, 1e-8)
 	def(&c.WeightDecay, weightDecay)
-	if c.LR < 0 || c.Beta1 < 0 || c.Beta1 >= 1 || c.Beta2 < 0 || c.Beta2 >= 1 || c.Eps < 0 || c.WeightDecay < 0 {
-		panic(&ember.Error{Op: op, Msg: "invalid config: need LR, Eps, WeightDecay >= 0 and betas in [0, 1)"})
-	}
+	checkHypers(op,
+		positive("AdamConfig.LR", c.LR),
+		unitInterval("AdamConfig.Beta1", c.Beta1),
+		unitInterval("AdamConfig.Beta2", c.Beta2),
+		positive("AdamConfig.Eps", c.Eps),
+		nonNegative("AdamConfig.WeightDecay", c.WeightDecay),
+	)
 	return c
 }
 
@@ -52,17 +66,13 @@ type adamCore struct {
 	state  map[*nn.Param]*adamState
 }
 
-// step runs one update; decoupled selects AdamW's weight decay. The update
-// is ember.AdamStep: one fused kernel where the device has one, the
-// composed elementwise ops elsewhere.
-func (o *adamCore) step(grads *ember.Gradients, decoupled bool) {
+// step runs one update of op ("adam" or "adamw"); decoupled selects
+// AdamW's weight decay. The update is ember.AdamStep: one fused kernel
+// where the device has one, the composed elementwise ops elsewhere.
+func (o *adamCore) step(op string, grads *ember.Gradients, decoupled bool) {
 	c := o.cfg
-	for _, np := range o.params {
-		p := np.Param
-		g, theta := gradOf(p, grads)
-		if g == nil {
-			continue
-		}
+	for _, u := range gather(op, o.params, grads, c.AllowMissingGrads) {
+		p, g, theta := u.p, u.g, u.v
 		s, ok := o.state[p]
 		if !ok {
 			s = &adamState{m: ember.ZerosLike(g), v: ember.ZerosLike(g)}
@@ -87,21 +97,29 @@ func (o *adamCore) step(grads *ember.Gradients, decoupled bool) {
 //	θ ← θ − lr/(1−β₁ᵗ) · m / (√v/√(1−β₂ᵗ) + ε)
 type Adam struct{ adamCore }
 
-// NewAdam makes an Adam optimizer over params; zero config fields take
-// PyTorch's defaults (see AdamConfig). It panics with an *ember.Error for
-// an invalid config or a nil parameter.
+// NewAdam makes an Adam optimizer over params (a cell listed twice is
+// updated once); zero config fields take PyTorch's defaults (see
+// AdamConfig). It panics with an *ember.Error for an invalid config,
+// naming the field and its value, or for a nil parameter.
 func NewAdam(params []nn.NamedParam, cfg AdamConfig) *Adam {
 	return &Adam{adamCore{cfg: cfg.withDefaults("adam", 0), params: checkParams("adam", params), state: map[*nn.Param]*adamState{}}}
 }
 
-// Step applies one update to every parameter with a gradient in grads.
-func (o *Adam) Step(grads *ember.Gradients) { o.step(grads, false) }
+// Step applies one update to every parameter from its gradient in grads.
+// It panics with an *ember.Error, updating nothing, when a parameter has
+// no gradient (unless AdamConfig.AllowMissingGrads) or a gradient of
+// another shape.
+func (o *Adam) Step(grads *ember.Gradients) { o.step("adam", grads, false) }
 
 // LR returns the learning rate.
 func (o *Adam) LR() float64 { return o.cfg.LR }
 
-// SetLR sets the learning rate.
-func (o *Adam) SetLR(lr float64) { o.cfg.LR = lr }
+// SetLR sets the learning rate; it panics with an *ember.Error unless lr
+// is a finite number >= 0.
+func (o *Adam) SetLR(lr float64) {
+	checkSetLR("adam", lr)
+	o.cfg.LR = lr
+}
 
 // AdamW is Adam with decoupled weight decay (Loshchilov & Hutter, PyTorch's
 // torch.optim.AdamW, amsgrad off): before the Adam update, without adding
@@ -112,18 +130,26 @@ func (o *Adam) SetLR(lr float64) { o.cfg.LR = lr }
 // The default decay λ is 0.01.
 type AdamW struct{ adamCore }
 
-// NewAdamW makes an AdamW optimizer over params; zero config fields take
-// PyTorch's defaults (WeightDecay 0.01; see AdamConfig). It panics with an
-// *ember.Error for an invalid config or a nil parameter.
+// NewAdamW makes an AdamW optimizer over params (a cell listed twice is
+// updated once); zero config fields take PyTorch's defaults (WeightDecay
+// 0.01; see AdamConfig). It panics with an *ember.Error for an invalid
+// config, naming the field and its value, or for a nil parameter.
 func NewAdamW(params []nn.NamedParam, cfg AdamConfig) *AdamW {
 	return &AdamW{adamCore{cfg: cfg.withDefaults("adamw", 0.01), params: checkParams("adamw", params), state: map[*nn.Param]*adamState{}}}
 }
 
-// Step applies one update to every parameter with a gradient in grads.
-func (o *AdamW) Step(grads *ember.Gradients) { o.step(grads, true) }
+// Step applies one update to every parameter from its gradient in grads.
+// It panics with an *ember.Error, updating nothing, when a parameter has
+// no gradient (unless AdamConfig.AllowMissingGrads) or a gradient of
+// another shape.
+func (o *AdamW) Step(grads *ember.Gradients) { o.step("adamw", grads, true) }
 
 // LR returns the learning rate.
 func (o *AdamW) LR() float64 { return o.cfg.LR }
 
-// SetLR sets the learning rate.
-func (o *AdamW) SetLR(lr float64) { o.cfg.LR = lr }
+// SetLR sets the learning rate; it panics with an *ember.Error unless lr
+// is a finite number >= 0.
+func (o *AdamW) SetLR(lr float64) {
+	checkSetLR("adamw", lr)
+	o.cfg.LR = lr
+}

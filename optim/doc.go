@@ -8,8 +8,19 @@
 // tensors, and stores the result as a fresh autodiff leaf in Param.Value:
 // the old graph is dropped, so memory does not grow across steps. Optimizer
 // state (momentum buffers, moment estimates) lives on the inner device too.
-// Parameters without a gradient in a step are skipped and their state is
-// left unchanged.
+//
+// Every parameter given to an optimizer must receive a gradient in every
+// step: a parameter that did not contribute to the loss, or is not a
+// tracked leaf on an autodiff device, makes Step panic with an
+// *ember.Error naming it (index, name, shape, dtype, device) before any
+// parameter is updated. Leave frozen parameters out of the list given to
+// the optimizer, or set AllowMissingGrads in its config to skip, with
+// their state unchanged, the parameters without a gradient in a step.
+//
+// Configs are validated when the optimizer is made: a zero field takes the
+// documented default, and a negative, NaN or infinite value, or one out of
+// its range, panics with an *ember.Error naming the optimizer, the field
+// and the value. SetLR accepts any finite rate >= 0.
 //
 // Schedules map a step number to a learning rate; a training loop applies
 // one with opt.SetLR(schedule.LR(step)) before each step.

@@ -1,10 +1,6 @@
 package optim
 
-import (
-	"math"
-
-	"github.com/emberml/ember"
-)
+import "math"
 
 // Schedule gives the learning rate for a step number (0 for the first step).
 type Schedule interface {
@@ -21,11 +17,11 @@ func (f ScheduleFunc) LR(step int) float64 { return f(step) }
 // StepLR decays the rate by gamma every stepSize steps:
 // base·gamma^⌊step/stepSize⌋ (PyTorch's StepLR, counting optimizer steps
 // instead of epochs). Negative steps count as 0. It panics with an
-// *ember.Error when stepSize is not positive.
+// *ember.Error naming the argument and its value unless base and gamma
+// are finite numbers > 0 and stepSize is positive.
 func StepLR(base float64, stepSize int, gamma float64) Schedule {
-	if stepSize <= 0 {
-		panic(&ember.Error{Op: "step_lr", Msg: "stepSize must be positive"})
-	}
+	checkHypers("step_lr", positive("base", base), positive("gamma", gamma),
+		hyper{"stepSize", float64(stepSize), stepSize > 0, "a positive count"})
 	return ScheduleFunc(func(step int) float64 {
 		if step < 0 {
 			step = 0
@@ -38,12 +34,12 @@ func StepLR(base float64, stepSize int, gamma float64) Schedule {
 // min + (base − min)·(1 + cos(π·step/total))/2 for 0 ≤ step ≤ total, and
 // min after total (PyTorch's CosineAnnealingLR closed form with
 // T_max = total and eta_min = min, without its restart after T_max);
-// negative steps give base. It panics with an *ember.Error when total is
-// not positive.
+// negative steps give base. It panics with an *ember.Error naming the
+// argument and its value unless base is a finite number > 0, min a finite
+// number >= 0 and total positive.
 func CosineLR(base, min float64, total int) Schedule {
-	if total <= 0 {
-		panic(&ember.Error{Op: "cosine_lr", Msg: "total must be positive"})
-	}
+	checkHypers("cosine_lr", positive("base", base), nonNegative("min", min),
+		hyper{"total", float64(total), total > 0, "a positive count"})
 	return ScheduleFunc(func(step int) float64 {
 		switch {
 		case step <= 0:

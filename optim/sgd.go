@@ -5,17 +5,50 @@ import (
 	"github.com/emberml/ember/nn"
 )
 
-// SGDConfig configures SGD. Zero values mean no momentum, no weight decay
-// and plain (non-Nesterov) momentum; LR has no default and must be set.
+// DefaultSGDLR is SGD's learning rate when SGDConfig.LR is zero: 0.01, the
+// default of Keras's SGD (learning_rate=0.01, momentum 0) and the rate of
+// torch.optim's own usage example, optim.SGD(model.parameters(), lr=0.01,
+// momentum=0.9), in the "How to use an optimizer" section of its
+// documentation. (Recent releases of PyTorch's SGD class default to 1e-3,
+// which without momentum is too slow for the MNIST networks of package
+// train.)
+const DefaultSGDLR = 0.01
+
+// SGDConfig configures SGD. The zero value is plain SGD with learning rate
+// DefaultSGDLR: a zero LR means DefaultSGDLR, and zero Momentum and
+// WeightDecay mean none (PyTorch's defaults). NewSGD panics with an
+// *ember.Error naming the field and its value for a negative, NaN or
+// infinite LR or WeightDecay, a Momentum outside [0, 1), or Nesterov
+// without momentum.
 type SGDConfig struct {
-	// LR is the learning rate.
+	// LR is the learning rate, > 0; 0 means DefaultSGDLR.
 	LR float64
-	// Momentum is the momentum factor μ (0 disables momentum).
+	// Momentum is the momentum factor μ in [0, 1) (0 disables momentum;
+	// from 1 on the momentum buffer grows without bound).
 	Momentum float64
-	// WeightDecay is the L2 penalty λ added to the gradient.
+	// WeightDecay is the L2 penalty λ >= 0 added to the gradient.
 	WeightDecay float64
 	// Nesterov enables Nesterov momentum (needs Momentum > 0).
 	Nesterov bool
+	// AllowMissingGrads makes Step skip, leaving them and their momentum
+	// buffers unchanged, the parameters that have no gradient; without it
+	// such a parameter makes Step panic (see Optimizer).
+	AllowMissingGrads bool
+}
+
+// withDefaults returns c with its zero LR replaced by DefaultSGDLR, and
+// panics with an *ember.Error for an invalid field.
+func (c SGDConfig) withDefaults() SGDConfig {
+	if c.LR == 0 {
+		c.LR = DefaultSGDLR
+	}
+	checkHypers("sgd",
+		positive("SGDConfig.LR", c.LR),
+		unitInterval("SGDConfig.Momentum", c.Momentum),
+		nonNegative("SGDConfig.WeightDecay", c.WeightDecay),
+		hyper{"SGDConfig.Momentum", c.Momentum, !c.Nesterov || c.Momentum > 0, "a number in (0, 1) with Nesterov"},
+	)
+	return c
 }
 
 // SGD is stochastic gradient descent with optional momentum, Nesterov
@@ -33,37 +66,37 @@ type SGD struct {
 	buf    map[*nn.Param]*ember.Tensor
 }
 
-// NewSGD makes an SGD optimizer over params. It panics with an
-// *ember.Error for a negative LR, momentum or weight decay, Nesterov
-// without momentum, or a nil parameter.
+// NewSGD makes an SGD optimizer over params (a cell listed twice is
+// updated once). A zero LR takes DefaultSGDLR (see SGDConfig). It panics
+// with an *ember.Error for an invalid config, naming the field and its
+// value, or for a nil parameter.
 func NewSGD(params []nn.NamedParam, cfg SGDConfig) *SGD {
-	if cfg.LR < 0 || cfg.Momentum < 0 || cfg.WeightDecay < 0 || (cfg.Nesterov && cfg.Momentum == 0) {
-		panic(&ember.Error{Op: "sgd", Msg: "invalid config: LR, Momentum and WeightDecay must be >= 0 and Nesterov needs Momentum > 0"})
-	}
-	return &SGD{cfg: cfg, params: checkParams("sgd", params), buf: map[*nn.Param]*ember.Tensor{}}
+	return &SGD{cfg: cfg.withDefaults(), params: checkParams("sgd", params), buf: map[*nn.Param]*ember.Tensor{}}
 }
 
 // LR returns the learning rate.
 func (o *SGD) LR() float64 { return o.cfg.LR }
 
-// SetLR sets the learning rate.
-func (o *SGD) SetLR(lr float64) { o.cfg.LR = lr }
+// SetLR sets the learning rate; it panics with an *ember.Error unless lr
+// is a finite number >= 0.
+func (o *SGD) SetLR(lr float64) {
+	checkSetLR("sgd", lr)
+	o.cfg.LR = lr
+}
 
-// Step applies one update to every parameter with a gradient in grads.
+// Step applies one update to every parameter from its gradient in grads.
+// It panics with an *ember.Error, updating nothing, when a parameter has
+// no gradient (unless SGDConfig.AllowMissingGrads) or a gradient of
+// another shape.
 func (o *SGD) Step(grads *ember.Gradients) {
 	c := o.cfg
-	for _, np := range o.params {
-		p := np.Param
-		g, v := gradOf(p, grads)
-		if g == nil {
-			continue
-		}
-		next, b := ember.SGDStep(v, g, o.buf[p], ember.OptimUpdate{
+	for _, u := range gather("sgd", o.params, grads, c.AllowMissingGrads) {
+		next, b := ember.SGDStep(u.v, u.g, o.buf[u.p], ember.OptimUpdate{
 			LR: c.LR, Momentum: c.Momentum, WeightDecay: c.WeightDecay, Nesterov: c.Nesterov,
 		})
 		if b != nil {
-			o.buf[p] = b
+			o.buf[u.p] = b
 		}
-		commit(p, next)
+		commit(u.p, next)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/data"
 	"github.com/emberml/ember/nn"
+	"github.com/emberml/ember/optim"
 )
 
 // syntheticConfig is a small run on the learnable synthetic data: nTrain
@@ -313,6 +314,20 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+// TestLearningRateValidation checks that a NaN, infinite or negative
+// learning rate is an error naming it, before any training.
+func TestLearningRateValidation(t *testing.T) {
+	for _, lr := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -0.1} {
+		for _, opt := range []string{"adam", "adamw", "sgd"} {
+			cfg := Config{LR: lr, Optimizer: opt, Device: ember.Flex(), Train: newSynthetic(4), Test: newSynthetic(4)}
+			_, err := Run(context.Background(), cfg)
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("learning rate %g", lr)) {
+				t.Errorf("%s with LR %v: error %v, want one naming the learning rate", opt, lr, err)
+			}
+		}
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	c, err := Config{}.withDefaults()
 	if err != nil {
@@ -321,7 +336,7 @@ func TestDefaults(t *testing.T) {
 	if c.Model != "mlp" || c.Optimizer != "adam" || c.LR != 1e-3 || c.Batch != 64 || c.Epochs != 1 || c.Device.IsZero() {
 		t.Fatalf("defaults %+v", c)
 	}
-	if DefaultLR("sgd") != 1e-2 || DefaultLR("adamw") != 1e-3 || DefaultLR("x") != 0 {
+	if DefaultLR("sgd") != 1e-2 || DefaultLR("sgd") != optim.DefaultSGDLR || DefaultLR("adamw") != 1e-3 || DefaultLR("x") != 0 {
 		t.Fatal("DefaultLR")
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/emberml/ember/data"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/emberml/ember/data"
+	"github.com/emberml/ember/train"
 )
 
 // execute runs the ember command tree with args and returns stdout,
@@ -69,6 +71,30 @@ func TestTrainFlags(t *testing.T) {
 	c.Context, c.Out, c.ErrOut = nil, nil, nil
 	if c != want {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+}
+
+// TestTrainDefaultLRPerOptimizer checks that without --lr each optimizer
+// runs at its own default rate (train.DefaultLR), and that --lr wins.
+func TestTrainDefaultLRPerOptimizer(t *testing.T) {
+	t.Setenv("EMBER_DEVICE", "")
+	for _, c := range []struct {
+		args []string
+		lr   float64
+	}{
+		{[]string{"--optimizer", "sgd"}, train.DefaultLR("sgd")},
+		{[]string{"--optimizer", "SGD"}, 0.01},
+		{[]string{"--optimizer", "adamw"}, 1e-3},
+		{[]string{"--optimizer", "adam"}, 1e-3},
+		{[]string{"--optimizer", "sgd", "--lr", "0.2"}, 0.2},
+	} {
+		got := stubTrain(t)
+		if _, _, err := execute(t, append([]string{"train"}, c.args...)...); err != nil {
+			t.Fatal(c.args, err)
+		}
+		if lr := (*got)[0].LR; lr != c.lr {
+			t.Errorf("%v: LR %v, want %v", c.args, lr, c.lr)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/emberml/ember/train"
 	"github.com/spf13/cobra"
 )
 
@@ -23,7 +24,9 @@ type TrainConfig struct {
 	Epochs int `json:"epochs"`
 	// BatchSize is the number of examples per optimizer step, >= 1.
 	BatchSize int `json:"batch_size"`
-	// LR is the learning rate, finite and > 0.
+	// LR is the learning rate, finite and > 0. Without --lr it is the
+	// optimizer's default, train.DefaultLR(Optimizer): 1e-3 for adam and
+	// adamw, 0.01 (with momentum 0.9) for sgd.
 	LR float64 `json:"lr"`
 	// Optimizer is "adam", "adamw" or "sgd".
 	Optimizer string `json:"optimizer"`
@@ -95,6 +98,10 @@ still written if --save / --plot were given.`,
 			if !cmd.Flags().Changed("device") {
 				cfg.Device = os.Getenv("EMBER_DEVICE")
 			}
+			if !cmd.Flags().Changed("lr") {
+				// 0 for an unknown optimizer, which validate reports first.
+				cfg.LR = train.DefaultLR(strings.ToLower(cfg.Optimizer))
+			}
 			if err := cfg.validate(); err != nil {
 				return err
 			}
@@ -108,7 +115,7 @@ still written if --save / --plot were given.`,
 	f.StringVar(&cfg.Model, "model", "mlp", "network to train: "+strings.Join(trainModels, " | "))
 	f.IntVar(&cfg.Epochs, "epochs", 1, "passes over the training set")
 	f.IntVar(&cfg.BatchSize, "batch", 64, "examples per optimizer step")
-	f.Float64Var(&cfg.LR, "lr", 1e-3, "learning rate")
+	f.Float64Var(&cfg.LR, "lr", 0, "learning rate (default: the optimizer's, 1e-3 for adam and adamw, 0.01 with momentum 0.9 for sgd)")
 	f.StringVar(&cfg.Optimizer, "optimizer", "adam", "optimizer: "+strings.Join(trainOptimizers, " | "))
 	f.StringVar(&cfg.Device, "device", "", "device to train on, e.g. cpu, cuda:0 (default $EMBER_DEVICE, else the best available)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed for initialization and shuffling")

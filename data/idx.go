@@ -2,7 +2,6 @@ package data
 
 import (
 	"bufio"
-	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"encoding/binary"
@@ -106,13 +105,16 @@ func (x *IDX) Len() int {
 // starts with the gzip magic bytes (0x1f 0x8b), whatever its name. Errors
 // name the file; format errors wrap ErrFormat, a missing file wraps
 // fs.ErrNotExist.
-func ReadIDXFile(path string) (*IDX, error) {
+func ReadIDXFile(path string) (*IDX, error) { return ReadIDXFileWith(path, IDXLimits{}) }
+
+// ReadIDXFileWith is ReadIDXFile within limits l (see ReadIDXWith).
+func ReadIDXFileWith(path string, l IDXLimits) (*IDX, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	defer f.Close()
-	return ReadIDX(f, path)
+	return ReadIDXWith(f, path, l)
 }
 
 // ReadIDX reads one IDX array from r, which may be gzip-compressed
@@ -126,6 +128,29 @@ func ReadIDXFile(path string) (*IDX, error) {
 // reported as truncated and bytes after it as trailing data. All such
 // errors, and gzip corruption, wrap ErrFormat.
 func ReadIDX(r io.Reader, name string) (*IDX, error) {
+	return ReadIDXWith(r, name, IDXLimits{})
+}
+
+// IDXLimits bound what ReadIDXWith reads, so that a caller who knows what
+// it will load spends no more memory than that on a file that lies (a
+// small gzip stream can inflate to MaxIDXBytes).
+type IDXLimits struct {
+	// MaxBytes bounds the payload (0: MaxIDXBytes).
+	MaxBytes int64
+	// Check, when set, is called with the header's element type and
+	// dimensions before any payload byte is read; an error it returns
+	// is returned wrapped in a format error.
+	Check func(t IDXType, dims []int) error
+}
+
+// ReadIDXWith is ReadIDX within limits l: the payload is refused before it
+// is read when it exceeds l.MaxBytes or l.Check rejects the header. While
+// it reads, the payload buffer grows to exactly the declared size (at most
+// 1.5 times it held at once), committing memory only as bytes arrive.
+func ReadIDXWith(r io.Reader, name string, l IDXLimits) (*IDX, error) {
+	if l.MaxBytes <= 0 || l.MaxBytes > MaxIDXBytes {
+		l.MaxBytes = MaxIDXBytes
+	}
 	br := bufio.NewReader(r)
 	var src io.Reader = br
 	if head, err := br.Peek(2); err == nil && head[0] == 0x1f && head[1] == 0x8b {
@@ -136,11 +161,11 @@ func ReadIDX(r io.Reader, name string) (*IDX, error) {
 		defer zr.Close()
 		src = zr
 	}
-	return readIDX(src, name)
+	return readIDX(src, name, l)
 }
 
 // readIDX parses the uncompressed IDX stream.
-func readIDX(r io.Reader, name string) (*IDX, error) {
+func readIDX(r io.Reader, name string, l IDXLimits) (*IDX, error) {
 	var magic [4]byte
 	if _, err := io.ReadFull(r, magic[:]); err != nil {
 		return nil, readErr(name, "magic number", err)
@@ -167,16 +192,18 @@ func readIDX(r io.Reader, name string) (*IDX, error) {
 		if d == 0 {
 			return nil, formatErr(name, "dimension %d is zero", i)
 		}
-		if int64(d) > MaxIDXBytes/size {
-			return nil, formatErr(name, "dimension %d (%d) makes the data exceed the %d-byte limit", i, d, int64(MaxIDXBytes))
+		if int64(d) > l.MaxBytes/size {
+			return nil, formatErr(name, "dimension %d (%d) makes the data exceed the %d-byte limit", i, d, l.MaxBytes)
 		}
 		dims[i] = int(d)
 		size *= int64(d)
 	}
-	// Read incrementally: a lying header costs only the bytes present.
-	var buf bytes.Buffer
-	buf.Grow(int(min(size, 1<<20)))
-	n, err := io.Copy(&buf, io.LimitReader(r, size))
+	if l.Check != nil {
+		if err := l.Check(t, dims); err != nil {
+			return nil, formatErr(name, "%v %v: %v", t, dims, err)
+		}
+	}
+	data, n, err := readGrowing(r, size)
 	if err != nil {
 		return nil, readErr(name, "data", err)
 	}
@@ -191,7 +218,32 @@ func readIDX(r io.Reader, name string) (*IDX, error) {
 	case err != io.EOF:
 		return nil, readErr(name, "end of data", err)
 	}
-	return &IDX{Type: t, Dims: dims, Data: buf.Bytes()}, nil
+	return &IDX{Type: t, Dims: dims, Data: data}, nil
+}
+
+// readGrowing reads up to size bytes of r into a buffer that starts at
+// 1 MiB and doubles, capped at size, so that a header that lies costs
+// only the bytes present and the final buffer has no slack. It returns
+// the buffer and the bytes read (fewer than size at EOF).
+func readGrowing(r io.Reader, size int64) ([]byte, int64, error) {
+	buf := make([]byte, min(size, 1<<20))
+	var n int64
+	for n < size {
+		if n == int64(len(buf)) {
+			grown := make([]byte, min(size, 2*n))
+			copy(grown, buf)
+			buf = grown
+		}
+		k, err := r.Read(buf[n:])
+		n += int64(k)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, n, err
+		}
+	}
+	return buf[:n], n, nil
 }
 
 // formatErr returns an error wrapping ErrFormat that names the source.

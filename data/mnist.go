@@ -96,11 +96,27 @@ func MNIST(dir, split string, opts ...MNISTOption) (*MNISTDataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	imgs, err := ReadIDXFile(imgPath)
+	// Read only what an MNIST dataset holds: uint8 images [n 28 28], then
+	// exactly n uint8 labels, each header checked before its payload.
+	imgs, err := ReadIDXFileWith(imgPath, IDXLimits{Check: func(t IDXType, dims []int) error {
+		if t != IDXUint8 || len(dims) != 3 || dims[1] != MNISTHeight || dims[2] != MNISTWidth {
+			return fmt.Errorf("MNIST images must be uint8 [n 28 28]")
+		}
+		return nil
+	}})
 	if err != nil {
 		return nil, err
 	}
-	lbls, err := ReadIDXFile(lblPath)
+	n := imgs.Dims[0]
+	lbls, err := ReadIDXFileWith(lblPath, IDXLimits{MaxBytes: max(int64(n), 1), Check: func(t IDXType, dims []int) error {
+		if t != IDXUint8 || len(dims) != 1 {
+			return fmt.Errorf("MNIST labels must be uint8 [n]")
+		}
+		if dims[0] != n {
+			return fmt.Errorf("%d labels for %d images in %s", dims[0], n, imgPath)
+		}
+		return nil
+	}})
 	if err != nil {
 		return nil, err
 	}

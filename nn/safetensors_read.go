@@ -43,6 +43,41 @@ type stInfo struct {
 // where the data block does. BOOL bytes must be 0 or 1. Errors wrap
 // ErrInvalidSafetensors, or are r's read error.
 func ReadSafetensors(r io.Reader) (map[string]*ember.TensorData, map[string]string, error) {
+	return ReadSafetensorsWith(r, SafetensorsLimits{})
+}
+
+// MaxSafetensorsTensors is the most tensors ReadSafetensors accepts in one
+// stream (65536; real checkpoints hold a few thousand per file), so that a
+// header of millions of tiny entries is refused after reading that many
+// instead of taking seconds and gigabytes to parse.
+const MaxSafetensorsTensors = 1 << 16
+
+// SafetensorsLimits bound what ReadSafetensorsWith reads, so that a caller
+// who knows what it will load (Load: the module's tensors) spends no more
+// work or memory than that on a hostile file. Zero fields take the
+// defaults.
+type SafetensorsLimits struct {
+	// MaxTensors bounds the number of tensors (default
+	// MaxSafetensorsTensors); parsing stops at the first entry past it.
+	MaxTensors int
+	// MaxDataBytes bounds the data block (default: what the offsets
+	// declare, read incrementally); a header declaring more is refused
+	// before any data is read.
+	MaxDataBytes uint64
+}
+
+// ErrSafetensorsLimit is wrapped (with ErrInvalidSafetensors) by the error
+// of a stream that exceeds a SafetensorsLimits bound.
+var ErrSafetensorsLimit = errors.New("safetensors limit exceeded")
+
+// ReadSafetensorsWith is ReadSafetensors within limits l: a stream with
+// more tensors than l.MaxTensors, or a data block larger than
+// l.MaxDataBytes, gives an error wrapping ErrSafetensorsLimit and
+// ErrInvalidSafetensors after reading at most the header.
+func ReadSafetensorsWith(r io.Reader, l SafetensorsLimits) (map[string]*ember.TensorData, map[string]string, error) {
+	if l.MaxTensors <= 0 {
+		l.MaxTensors = MaxSafetensorsTensors
+	}
 	var n8 [8]byte
 	if _, err := io.ReadFull(r, n8[:]); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -64,7 +99,7 @@ func ReadSafetensors(r io.Reader) (map[string]*ember.TensorData, map[string]stri
 	if len(header) == 0 || header[0] != '{' {
 		return nil, nil, invalid("header does not start with '{'")
 	}
-	infos, metadata, err := parseHeader(header)
+	infos, metadata, err := parseHeader(header, l.MaxTensors)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,6 +118,9 @@ func ReadSafetensors(r io.Reader) (map[string]*ember.TensorData, map[string]stri
 	}
 	if total > math.MaxInt {
 		return nil, nil, invalid("data block of %d bytes is too large", total)
+	}
+	if l.MaxDataBytes > 0 && total > l.MaxDataBytes {
+		return nil, nil, limitErr("data block of %d bytes exceeds the %d-byte limit", total, l.MaxDataBytes)
 	}
 	data, err := readExactly(r, total)
 	if err != nil {
@@ -134,9 +172,18 @@ func readExactly(r io.Reader, n uint64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// parseHeader decodes the JSON header strictly.
-func parseHeader(header []byte) ([]stInfo, map[string]string, error) {
-	keys, vals, err := decodeObject(header)
+// limitErr is the error of a stream past a SafetensorsLimits bound.
+func limitErr(format string, args ...any) error {
+	return fmt.Errorf("nn: safetensors: %w: %w: %s", ErrInvalidSafetensors, ErrSafetensorsLimit, fmt.Sprintf(format, args...))
+}
+
+// parseHeader decodes the JSON header strictly, refusing more than
+// maxTensors tensor entries.
+func parseHeader(header []byte, maxTensors int) ([]stInfo, map[string]string, error) {
+	keys, vals, err := decodeObject(header, maxTensors+1) // + "__metadata__"
+	if errors.Is(err, ErrSafetensorsLimit) {
+		return nil, nil, limitErr("more than %d tensors", maxTensors)
+	}
 	if err != nil {
 		return nil, nil, invalid("header: %v", err)
 	}
@@ -150,6 +197,9 @@ func parseHeader(header []byte) ([]stInfo, map[string]string, error) {
 			}
 			continue
 		}
+		if len(infos) == maxTensors {
+			return nil, nil, limitErr("more than %d tensors", maxTensors)
+		}
 		in, err := parseInfo(key, raw)
 		if err != nil {
 			return nil, nil, err
@@ -162,8 +212,8 @@ func parseHeader(header []byte) ([]stInfo, map[string]string, error) {
 // decodeObject decodes one JSON object (followed only by JSON whitespace)
 // into its keys, in order, and raw values, rejecting duplicate keys. Keys
 // are matched exactly (case-sensitive), unlike encoding/json's struct
-// decoding.
-func decodeObject(raw []byte) ([]string, map[string]json.RawMessage, error) {
+// decoding. It stops with ErrSafetensorsLimit at key maxKeys+1.
+func decodeObject(raw []byte, maxKeys int) ([]string, map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, nil, errors.New("not a JSON object")
@@ -178,6 +228,9 @@ func decodeObject(raw []byte) ([]string, map[string]json.RawMessage, error) {
 		key, ok := tok.(string)
 		if !ok {
 			return nil, nil, errors.New("object key is not a string")
+		}
+		if len(keys) == maxKeys {
+			return nil, nil, ErrSafetensorsLimit
 		}
 		if _, dup := vals[key]; dup {
 			return nil, nil, fmt.Errorf("duplicate key %q", key)
@@ -203,7 +256,7 @@ func parseMetadata(raw json.RawMessage) (map[string]string, error) {
 	if string(raw) == "null" {
 		return nil, nil
 	}
-	keys, vals, err := decodeObject(raw)
+	keys, vals, err := decodeObject(raw, MaxSafetensorsTensors)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +296,7 @@ func parseNaturals(raw json.RawMessage) ([]uint64, error) {
 }
 
 func parseInfo(name string, raw json.RawMessage) (stInfo, error) {
-	keys, vals, err := decodeObject(raw)
+	keys, vals, err := decodeObject(raw, 8) // three known keys; more is an error below
 	if err != nil {
 		return stInfo{}, invalid("tensor %q: %v", name, err)
 	}

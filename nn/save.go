@@ -98,12 +98,20 @@ func Load(path string, m Module) error {
 		return fmt.Errorf("nn: load: %w", err)
 	}
 	defer f.Close()
-	tensors, err := LoadSafetensors(bufio.NewReader(f))
-	if err != nil {
-		return fmt.Errorf("nn: load %s: %w", path, err)
-	}
 	mismatch := func(format string, args ...any) error {
 		return fmt.Errorf("nn: load %s: %w: %s", path, ErrMismatch, fmt.Sprintf(format, args...))
+	}
+	// Read no more than the module holds: its tensors and their bytes.
+	var bytes uint64
+	for _, p := range all {
+		bytes += uint64(p.Param.Value.NumElements()) * uint64(max(p.Param.Value.DType().Size(), 1))
+	}
+	tensors, _, err := ReadSafetensorsWith(bufio.NewReader(f), SafetensorsLimits{MaxTensors: max(len(all), 1), MaxDataBytes: max(bytes, 1)})
+	if errors.Is(err, ErrSafetensorsLimit) {
+		return mismatch("the file holds more than the module's %d tensors of %d bytes (%v)", len(all), bytes, err)
+	}
+	if err != nil {
+		return fmt.Errorf("nn: load %s: %w", path, err)
 	}
 	want := make(map[string]bool, len(all))
 	for _, p := range all {

@@ -16,10 +16,10 @@ import (
 // dev, the device of the model's parameters, and the model must return
 // logits [batch, C]. The model is put in evaluation mode
 // (nn.SetTraining(model, false)) and left there, and the forward passes run
-// under ember.NoGrad, so nothing is recorded for backward (NoGrad is
-// process-wide: do not train in another goroutine meanwhile). It returns an
-// error for batch < 1 or an empty ds, and the *ember.Error or device error
-// a forward pass raised.
+// under ember.NoGrad, so nothing is recorded for backward (NoGrad covers
+// the calling goroutine only: another goroutine may train meanwhile). It
+// returns an error for batch < 1 or an empty ds, and the *ember.Error or
+// device error a forward pass raised.
 func Evaluate(model nn.Module, ds data.Dataset, dev ember.Device, batch int) (acc float64, err error) {
 	if batch < 1 {
 		return 0, fmt.Errorf("train: Evaluate: batch size %d, want >= 1", batch)

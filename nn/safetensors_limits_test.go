@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,12 +82,13 @@ func TestSafetensorsLimits(t *testing.T) {
 	if err := Load(path, l); err != nil {
 		t.Fatalf("Load of its own file: %v", err)
 	}
-	big := NewSequential(NewLinear(2, 3, dev), NewLinear(3, 3, dev))
-	bigPath := filepath.Join(t.TempDir(), "big.safetensors")
-	if err := Save(bigPath, big); err != nil {
+	// A file of far more tensors than the module is refused by the
+	// limit before its entries are all parsed.
+	hostile := filepath.Join(t.TempDir(), "hostile.safetensors")
+	if err := os.WriteFile(hostile, stFile(manyEmpty(1000), nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Load(bigPath, l); !errors.Is(err, ErrMismatch) {
-		t.Errorf("Load of a file with more tensors than the module: err %v, want ErrMismatch", err)
+	if err := Load(hostile, l); !errors.Is(err, ErrMismatch) || !errors.Is(err, ErrSafetensorsLimit) {
+		t.Errorf("Load of a file of 1000 tensors into a 2-tensor module: err %v, want ErrMismatch from the limit", err)
 	}
 }

@@ -101,14 +101,17 @@ func Load(path string, m Module) error {
 	mismatch := func(format string, args ...any) error {
 		return fmt.Errorf("nn: load %s: %w: %s", path, ErrMismatch, fmt.Sprintf(format, args...))
 	}
-	// Read no more than the module holds: its tensors and their bytes.
+	// Read about what the module holds, no more: twice its tensors and
+	// its bytes (a file of a few extra or wider tensors still reads, so
+	// that the mismatch is named), plus a little.
 	var bytes uint64
 	for _, p := range all {
 		bytes += uint64(p.Param.Value.NumElements()) * uint64(max(p.Param.Value.DType().Size(), 1))
 	}
-	tensors, _, err := ReadSafetensorsWith(bufio.NewReader(f), SafetensorsLimits{MaxTensors: max(len(all), 1), MaxDataBytes: max(bytes, 1)})
+	lim := SafetensorsLimits{MaxTensors: 2*len(all) + 64, MaxDataBytes: 2*bytes + 1<<20}
+	tensors, _, err := ReadSafetensorsWith(bufio.NewReader(f), lim)
 	if errors.Is(err, ErrSafetensorsLimit) {
-		return mismatch("the file holds more than the module's %d tensors of %d bytes (%v)", len(all), bytes, err)
+		return fmt.Errorf("nn: load %s: %w: the file holds far more than the module's %d tensors of %d bytes: %w", path, ErrMismatch, len(all), bytes, err)
 	}
 	if err != nil {
 		return fmt.Errorf("nn: load %s: %w", path, err)

@@ -16,6 +16,7 @@ import (
 // depends on receive theirs on their own device. It panics with an *Error
 // wrapping the device's initialization error when dev cannot run.
 func (x *Tensor) ToDevice(dev Device) *Tensor {
+	x.need("to_device", "x")
 	y, err := x.TryToDevice(dev)
 	if err != nil {
 		panic(&Error{Op: "to_device", Operands: []string{describe("x", x), "target " + dev.String()}, Msg: "cannot move the tensor", Err: err})
@@ -29,6 +30,9 @@ func (x *Tensor) ToDevice(dev Device) *Tensor {
 func (x *Tensor) TryToDevice(dev Device) (*Tensor, error) {
 	if err := dev.Init(); err != nil {
 		return nil, err
+	}
+	if x == nil || x.t == nil {
+		return nil, nilError("to_device", []string{"x"}, []*Tensor{x}, 0)
 	}
 	if x.dev.Equal(dev) {
 		if x.dev.autodiff == dev.autodiff && x.dev.checkpointing == dev.checkpointing {
@@ -63,12 +67,16 @@ func (x *Tensor) TryToDevice(dev Device) (*Tensor, error) {
 
 // Inner returns x's value without autodiff tracking, on the non-autodiff
 // device (x itself when not on an autodiff device).
-func (x *Tensor) Inner() *Tensor { return x.ToDevice(x.dev.Inner()) }
+func (x *Tensor) Inner() *Tensor {
+	x.need("inner", "x")
+	return x.ToDevice(x.dev.Inner())
+}
 
 // RequireGrad returns x marked as a leaf whose gradient Backward computes.
 // x must be a float tensor on an autodiff device; otherwise it panics with
 // an *Error.
 func (x *Tensor) RequireGrad() *Tensor {
+	x.need("require_grad", "x")
 	if !x.dev.autodiff {
 		fail("require_grad", []string{describe("x", x)}, "needs an autodiff device (Device.Autodiff)")
 	}
@@ -79,13 +87,14 @@ func (x *Tensor) RequireGrad() *Tensor {
 }
 
 // IsTracked reports whether x is part of an autodiff graph (a leaf that
-// requires gradients or the result of ops on one).
+// requires gradients or the result of ops on one); false for a nil *Tensor.
 func (x *Tensor) IsTracked() bool {
-	return x.dev.autodiff && x.dev.ad().IsTracked(x.t)
+	return x != nil && x.t != nil && x.dev.autodiff && x.dev.ad().IsTracked(x.t)
 }
 
 // Detach returns x without its autodiff history, on the same device.
 func (x *Tensor) Detach() *Tensor {
+	x.need("detach", "x")
 	if !x.dev.autodiff {
 		return x
 	}
@@ -122,7 +131,7 @@ func (x *Tensor) BackwardWith(grad *Tensor) *Gradients {
 	if !x.IsTracked() {
 		fail("backward", []string{describe("x", x)}, "the tensor is not tracked (create inputs on an autodiff device and call RequireGrad)")
 	}
-	if grad == nil {
+	if grad == nil || grad.t == nil {
 		fail("backward", []string{describe("x", x), "grad <nil>"}, "needs an output gradient")
 	}
 	if !grad.dev.Equal(x.dev) || grad.DType() != x.DType() || !slices.Equal(grad.shape(), x.shape()) {
@@ -134,7 +143,7 @@ func (x *Tensor) BackwardWith(grad *Tensor) *Gradients {
 // Of returns the gradient of t (same shape and dtype) as an untracked tensor
 // on the inner (non-autodiff) device, or nil when t received no gradient.
 func (g *Gradients) Of(t *Tensor) *Tensor {
-	if t == nil || !t.dev.autodiff {
+	if g == nil || g.g == nil || t == nil || t.t == nil || !t.dev.autodiff {
 		return nil
 	}
 	gt, ok := g.g.Get(t.t)
@@ -146,7 +155,7 @@ func (g *Gradients) Of(t *Tensor) *Tensor {
 
 // Remove returns the gradient of t like Of and forgets it.
 func (g *Gradients) Remove(t *Tensor) *Tensor {
-	if t == nil || !t.dev.autodiff {
+	if g == nil || g.g == nil || t == nil || t.t == nil || !t.dev.autodiff {
 		return nil
 	}
 	gt, ok := g.g.Remove(t.t)

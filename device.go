@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,87 +165,20 @@ func (d Device) String() string {
 // (CPU().Autodiff().Equal(CPU()) is true).
 func (d Device) Equal(o Device) bool { return d.st == o.st }
 
-// ParseDevice parses a name printed by Device.String: a type ("cpu",
-// "flex"), "type:index" ("cuda:1"), "type:kind:index" ("vulkan:discrete:0",
-// "wgpu:existing:7", "libtorch:cuda:0"), "remote+ws://host:port/index" or
-// "capture:3", with optional "+autodiff" and "+checkpointing" suffixes.
-// The type must be the name of a registered driver (backends this build
-// lacks are registered as placeholders whose Init says so).
-func ParseDevice(s string) (Device, error) {
-	orig := s
-	var d Device
-	if rest, ok := strings.CutSuffix(s, "+checkpointing"); ok {
-		s, d.checkpointing = rest, true
-	}
-	if rest, ok := strings.CutSuffix(s, "+autodiff"); ok {
-		s, d.autodiff = rest, true
-	}
-	if d.checkpointing && !d.autodiff {
-		return Device{}, fmt.Errorf("ember: parse device %q: +checkpointing needs +autodiff", orig)
-	}
-	bad := func(why string) (Device, error) {
-		return Device{}, fmt.Errorf("ember: parse device %q: %s", orig, why)
-	}
-	if rest, ok := strings.CutPrefix(s, "remote+ws://"); ok {
-		slash := strings.LastIndexByte(rest, '/')
-		if slash <= 0 {
-			return bad("want remote+ws://host:port/index")
-		}
-		idx, err := strconv.Atoi(rest[slash+1:])
-		if err != nil || idx < 0 {
-			return bad("bad device index " + strconv.Quote(rest[slash+1:]))
-		}
-		d.st = stateFor(backend.DeviceID{Type: "remote+ws", Addr: rest[:slash], Index: idx})
-		return d, nil
-	}
-	parts := strings.Split(s, ":")
-	typ := parts[0]
-	if typ == "" {
-		return bad("empty device type")
-	}
-	if _, ok := backend.Lookup(typ); !ok {
-		return bad(fmt.Sprintf("unknown device type %q (registered: %s)", typ, strings.Join(backend.Drivers(), ", ")))
-	}
-	id := backend.DeviceID{Type: typ}
-	switch len(parts) {
-	case 1:
-	case 2:
-		idx, err := strconv.Atoi(parts[1])
-		if err != nil || idx < 0 {
-			return bad("bad device index " + strconv.Quote(parts[1]))
-		}
-		id.Index = idx
-	case 3:
-		if !validKinds[parts[1]] && !(typ == "libtorch" && (parts[1] == "cuda" || parts[1] == "mps" || parts[1] == "vulkan")) {
-			return bad("unknown device kind " + strconv.Quote(parts[1]))
-		}
-		idx, err := strconv.Atoi(parts[2])
-		if err != nil || idx < 0 {
-			return bad("bad device index " + strconv.Quote(parts[2]))
-		}
-		id.Kind, id.Index = parts[1], idx
-	default:
-		return bad("too many ':' separators")
-	}
-	d.st = stateFor(id)
-	return d, nil
-}
-
-// MustParseDevice is ParseDevice that panics on error (for tests and constants).
-func MustParseDevice(s string) Device {
-	d, err := ParseDevice(s)
-	if err != nil {
-		panic(err)
-	}
-	return d
-}
-
 // DefaultDevice returns, in order: the device named by the EMBER_DEVICE
 // environment variable (a name ParseDevice accepts), then the best available
 // local backend (the registered driver of highest priority that has a device
 // which initializes: cuda > rocm > vulkan/wgpu > cpu > flex). It never
 // returns a device that cannot run: an unusable EMBER_DEVICE is reported on
 // standard error once and skipped.
+//
+// DefaultDevice never returns an autodiff device: the environment chooses
+// the hardware, the program chooses gradient tracking, so the idiom
+// DefaultDevice().Autodiff() works whatever EMBER_DEVICE says. A
+// "+autodiff" or "+autodiff+checkpointing" suffix in EMBER_DEVICE is
+// accepted and ignored here (EMBER_DEVICE=cuda:0+autodiff selects cuda:0);
+// programs that take a full device name from their user, such as
+// ember train --device, parse it with ParseDevice and honour the suffixes.
 func DefaultDevice() Device {
 	defaultOnce.Do(func() { defaultDev = pickDefault() })
 	return defaultDev
@@ -264,7 +196,7 @@ func pickDefault() Device {
 			err = d.Init()
 		}
 		if err == nil {
-			return d
+			return d.Inner()
 		}
 		fmt.Fprintf(os.Stderr, "ember: EMBER_DEVICE=%q is unusable, using the best available device instead: %v\n", name, err)
 	}

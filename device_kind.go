@@ -18,8 +18,6 @@ type DeviceKind struct {
 	index int
 }
 
-var validKinds = map[string]bool{"discrete": true, "integrated": true, "virtual": true, "cpu": true, "default": true, "existing": true}
-
 // DiscreteGPU is the i-th discrete GPU.
 func DiscreteGPU(i DeviceIndex) DeviceKind { return DeviceKind{"discrete", i.resolve()} }
 
@@ -70,18 +68,15 @@ func kindDevice(typ string, k DeviceKind) Device {
 	return deviceFor(backend.DeviceID{Type: typ, Kind: k.name, Index: k.index})
 }
 
+// parseKind parses an EMBER_WGPU_DEFAULT_DEVICE value, spelled like the
+// DeviceKind variants print: "discrete:0", "integrated:1", "virtual:0",
+// "existing:3" (an index without sign or leading zeros), "cpu" or
+// "default" (no index). Anything else is an error naming s.
 func parseKind(s string) (DeviceKind, error) {
 	name, idx, hasIdx := strings.Cut(s, ":")
-	if !validKinds[name] {
-		return DeviceKind{}, fmt.Errorf("unknown device kind %q", s)
-	}
-	k := DeviceKind{name: name}
-	if hasIdx {
-		i, err := strconv.Atoi(idx)
-		if err != nil || i < 0 {
-			return DeviceKind{}, fmt.Errorf("bad device kind index in %q", s)
-		}
-		k.index = i
+	k, err := parseKindParts(name, idx, hasIdx, false)
+	if err != nil {
+		return DeviceKind{}, fmt.Errorf("device kind %q: %w", s, err)
 	}
 	return k, nil
 }

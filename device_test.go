@@ -216,11 +216,22 @@ func TestPickDefault(t *testing.T) {
 	if best.Type().String() == "flex" {
 		t.Errorf("best device is flex although cpu is registered with a higher priority")
 	}
-	t.Setenv("EMBER_DEVICE", "flex+autodiff")
-	if got := pickDefault(); got != Flex().Autodiff() {
-		t.Errorf("EMBER_DEVICE=flex+autodiff: %v", got)
+	// EMBER_DEVICE chooses the hardware; DefaultDevice never returns an
+	// autodiff device, so DefaultDevice().Autodiff() works whatever it
+	// says.
+	for _, name := range []string{"flex", "flex+autodiff", "flex+autodiff+checkpointing"} {
+		t.Setenv("EMBER_DEVICE", name)
+		got := pickDefault()
+		if got != Flex() || got.IsAutodiff() {
+			t.Errorf("EMBER_DEVICE=%s: %v, want flex without autodiff", name, got)
+		}
+		if msg := recoverString(func() { got = got.Autodiff() }); msg != "" {
+			t.Errorf("EMBER_DEVICE=%s: DefaultDevice().Autodiff() panics: %s", name, msg)
+		} else if got != Flex().Autodiff() || got.GradientCheckpointingStrategy() != Disabled {
+			t.Errorf("EMBER_DEVICE=%s: DefaultDevice().Autodiff() = %v, want flex+autodiff", name, got)
+		}
 	}
-	for _, bad := range []string{"nonsense", "cuda:17"} {
+	for _, bad := range []string{"nonsense", "cuda:17", "cpu:1", "cpu:0", " flex", "flex:42"} {
 		if _, ok := backend.Lookup("cuda"); ok && bad == "cuda:17" {
 			continue
 		}

@@ -13,8 +13,10 @@
 //
 // A Device names one device of one backend: CPU(), Flex(), CUDA(i), ...
 // Constructors never fail; Device.Init says whether the device can run.
-// DefaultDevice honours EMBER_DEVICE. Autodiff is a property of the device
-// (Device.Autodiff). Backends register through package backend like
+// DefaultDevice honours EMBER_DEVICE and never returns an autodiff device,
+// so DefaultDevice().Autodiff() always works. Autodiff is a property of the
+// device (Device.Autodiff). ParseDevice accepts exactly the names
+// Device.String prints. Backends register through package backend like
 // database/sql drivers.
 //
 // # Operations
@@ -39,6 +41,9 @@
 // BF16 round to nearest even. Integer Div truncates (Go's /), FloorDiv
 // floors (Python's //), Rem takes the dividend's sign (Go's %), Mod the
 // divisor's (Python's %); integer division by zero panics with an *Error.
+// Integer Arange is computed exactly in integers; F64 sums and means add
+// pairwise. Tensor.String summarizes large tensors as PyTorch does and
+// reads only the elements it shows.
 //
 // # Concurrency
 //

@@ -124,12 +124,69 @@ func (e *ExecutionError) Error() string {
 // Unwrap returns ErrExecution and the backend's error.
 func (e *ExecutionError) Unwrap() []error { return []error{ErrExecution, e.Err} }
 
-// describe formats one operand as "NAME [2 3] f32 on cpu".
+// describe formats one operand as "NAME [2 3] f32 on cpu" ("NAME <nil>"
+// for a nil or zero Tensor).
 func describe(name string, t *Tensor) string {
-	if t == nil {
+	if t == nil || t.t == nil {
 		return name + " <nil>"
 	}
-	return fmt.Sprintf("%s %v %v on %v", name, t.Shape(), t.DType(), t.dev)
+	return fmt.Sprintf("%s %v %v on %v", name, t.t.Shape(), t.t.DType(), t.dev)
+}
+
+// need panics with an *Error for op when x, its operand name, is nil or a
+// zero Tensor (one not made by this package). Every exported function and
+// method checks its tensor operands through need or commonDevice before
+// it reads them.
+func (x *Tensor) need(op, name string) {
+	if x == nil || x.t == nil {
+		x.failNilOperand(op, name)
+	}
+}
+
+// failNilOperand panics with the *Error for op of the nil or zero operand
+// x named name (out of line: need and prim stay cheap enough to inline).
+//
+//go:noinline
+func (x *Tensor) failNilOperand(op, name string) { panic(nilOperand(op, name, x)) }
+
+// nilOperand is nilError for the single operand x named name.
+func nilOperand(op, name string, x *Tensor) *Error {
+	return nilError(op, []string{name}, []*Tensor{x}, 0)
+}
+
+// failNil panics with nilError(op, names, xs, i).
+func failNil(op string, names []string, xs []*Tensor, i int) {
+	panic(nilError(op, names, xs, i))
+}
+
+// nilError is the *Error for op whose operand xs[i] is nil or a zero
+// Tensor; names name xs.
+func nilError(op string, names []string, xs []*Tensor, i int) *Error {
+	ops := make([]string, len(xs))
+	for j, y := range xs {
+		ops[j] = describe(names[j], y)
+	}
+	msg := "operand " + names[i] + " is a nil *Tensor"
+	if xs[i] != nil {
+		msg = "operand " + names[i] + " is a zero Tensor (tensors are made by this package's functions)"
+	}
+	return &Error{Op: op, Operands: ops, Msg: msg}
+}
+
+// The *Errors of the accessors of a nil or zero receiver, built once so
+// that the accessors stay cheap enough to inline.
+var (
+	errNilShape = nilOperand("shape", "x", nil)
+	errNilDType = nilOperand("dtype", "x", nil)
+)
+
+// prim returns x's backend tensor, panicking with an *Error for op when x
+// is nil or a zero Tensor.
+func (x *Tensor) prim(op string) backend.Tensor {
+	if x == nil || x.t == nil {
+		x.failNilOperand(op, "x")
+	}
+	return x.t
 }
 
 // fail panics with an *Error for op.

@@ -2,6 +2,8 @@ package ember
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/autodiff"
@@ -102,7 +104,11 @@ func (g *guard) Exec(op ir.Op) ir.Outputs {
 // instead of letting the Go runtime abort the process with an
 // unrecoverable out-of-memory error.
 func (g *guard) check(op *ir.Op) {
-	if n := uint64(backend.NumElements(op.Shape)) * uint64(op.DType.Size()); n > g.limit {
+	hi, n := bits.Mul64(uint64(backend.NumElements(op.Shape)), uint64(op.DType.Size()))
+	if hi != 0 || n > g.limit {
+		if hi != 0 {
+			n = math.MaxUint64 // more bytes than a uint64 counts
+		}
 		failAlloc(op.Name(), op.Shape, op.DType, n, g.where, g.limit)
 	}
 }

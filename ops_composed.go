@@ -9,16 +9,19 @@ import (
 // support them without kernels of their own.
 
 // asFloat returns x, cast to the device's float dtype when x is an int or
-// Bool tensor (as the float-only unary ops do).
-func (x *Tensor) asFloat() *Tensor {
+// Bool tensor (as the float-only unary ops do); it panics with an *Error
+// for op when x is nil.
+func (x *Tensor) asFloat(op string) *Tensor {
+	x.need(op, "x")
 	if x.DType().IsFloat() {
 		return x
 	}
-	return x.castTo(DType(x.dev.Settings().FloatDType))
+	return x.castTo(DType(x.dev.opSettings().FloatDType))
 }
 
 // notBool panics with an *Error for Bool tensors, which have no arithmetic.
 func (x *Tensor) notBool(op string) {
+	x.need(op, "x")
 	if x.DType() == Bool {
 		fail(op, []string{describe("x", x)}, "not defined for Bool tensors")
 	}
@@ -30,14 +33,18 @@ func (x *Tensor) notBool(op string) {
 // an *Error for Bool tensors.
 func (x *Tensor) Relu() *Tensor {
 	x.notBool("relu")
-	return Where(x.LeScalar(0), x.scalar(0), x)
+	return Where(x.LeScalar(0), x.scalar("relu", 0), x)
 }
 
 // LeakyRelu returns x where x > 0 and slope·x elsewhere (PyTorch's
 // leaky_relu, whose default slope is 0.01), with x's shape. Int and Bool
-// inputs are first cast to the device's float dtype.
+// inputs are first cast to the device's float dtype. It panics with an
+// *Error when slope is NaN or infinite.
 func (x *Tensor) LeakyRelu(slope float64) *Tensor {
-	x = x.asFloat()
+	x = x.asFloat("leaky_relu")
+	if math.IsNaN(slope) || math.IsInf(slope, 0) {
+		fail("leaky_relu", []string{describe("x", x)}, "slope %v must be finite", slope)
+	}
 	return Where(x.GtScalar(0), x, x.MulScalar(slope))
 }
 
@@ -46,7 +53,7 @@ func (x *Tensor) LeakyRelu(slope float64) *Tensor {
 // with x's shape. Int and Bool inputs are first cast to the device's float
 // dtype.
 func (x *Tensor) Gelu() *Tensor {
-	x = x.asFloat()
+	x = x.asFloat("gelu")
 	cdf := x.MulScalar(1 / math.Sqrt2).Erf().AddScalar(1).MulScalar(0.5)
 	return x.Mul(cdf)
 }
@@ -54,7 +61,7 @@ func (x *Tensor) Gelu() *Tensor {
 // Silu returns x·sigmoid(x) (the swish activation, PyTorch's silu), with x's
 // shape. Int and Bool inputs are first cast to the device's float dtype.
 func (x *Tensor) Silu() *Tensor {
-	x = x.asFloat()
+	x = x.asFloat("silu")
 	return x.Mul(x.Sigmoid())
 }
 
@@ -83,7 +90,7 @@ func (x *Tensor) stableShift(op string, axis int) *Tensor {
 // as PyTorch. Int and Bool inputs are first cast to the device's float
 // dtype. It panics with an *Error when the axis is out of range.
 func (x *Tensor) Softmax(axis int) *Tensor {
-	x = x.asFloat()
+	x = x.asFloat("softmax")
 	e := x.stableShift("softmax", axis).Exp()
 	return e.Div(e.SumAxis(axis, true))
 }
@@ -94,7 +101,7 @@ func (x *Tensor) Softmax(axis int) *Tensor {
 // the device's float dtype. It panics with an *Error when the axis is out of
 // range.
 func (x *Tensor) LogSoftmax(axis int) *Tensor {
-	x = x.asFloat()
+	x = x.asFloat("log_softmax")
 	s := x.stableShift("log_softmax", axis)
 	return s.Sub(s.Exp().SumAxis(axis, true).Log())
 }
@@ -107,13 +114,13 @@ func (x *Tensor) LogSoftmax(axis int) *Tensor {
 // device's float dtype. It panics with an *Error when the axis is out of
 // range.
 func (x *Tensor) LogSumExp(axis int, keepDim bool) *Tensor {
-	x = x.asFloat()
+	x = x.asFloat("logsumexp")
 	a := x.axis("logsumexp", axis)
 	if x.shape()[a] == 0 {
 		return x.Exp().SumAxis(a, keepDim).Log()
 	}
 	m := x.MaxAxis(a, true).Detach()
-	m = Where(m.Abs().EqScalar(math.Inf(1)), m.scalar(0), m)
+	m = Where(m.Abs().EqScalar(math.Inf(1)), m.scalar("logsumexp", 0), m)
 	out := x.Sub(m).Exp().SumAxis(a, true).Log().Add(m)
 	if !keepDim {
 		out = out.Squeeze(a)

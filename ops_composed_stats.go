@@ -2,13 +2,15 @@ package ember
 
 import (
 	"math"
+
+	"github.com/emberml/ember/ir"
 )
 
 // Mean returns the mean of all elements as a rank-0 tensor (Sum divided by
 // the element count; an empty tensor gives NaN, as PyTorch). Int and Bool
 // inputs are first cast to the device's float dtype.
 func (x *Tensor) Mean() *Tensor {
-	x = x.asFloat()
+	x = x.asFloat("mean")
 	return x.Sum().DivScalar(float64(x.NumElements()))
 }
 
@@ -18,7 +20,7 @@ func (x *Tensor) Mean() *Tensor {
 // the device's float dtype. It panics with an *Error when the axis is out of
 // range.
 func (x *Tensor) MeanAxis(axis int, keepDim bool) *Tensor {
-	x = x.asFloat()
+	x = x.asFloat("mean")
 	n := x.Dim(axis)
 	return x.SumAxis(axis, keepDim).DivScalar(float64(n))
 }
@@ -31,24 +33,34 @@ func (x *Tensor) MeanAxis(axis int, keepDim bool) *Tensor {
 // and Bool inputs are first cast to the device's float dtype. It panics with
 // an *Error when the axis is out of range.
 func (x *Tensor) Var(axis int, correction int, keepDim bool) *Tensor {
-	x = x.asFloat()
+	x = x.asFloat("var")
 	a := x.axis("var", axis)
 	n := x.shape()[a]
 	d := x.Sub(x.MeanAxis(a, true))
-	return d.Mul(d).SumAxis(a, keepDim).DivScalar(float64(max(0, n-correction)))
+	// N - correction in float64: exact enough, and without int overflow
+	// for any correction.
+	return d.Mul(d).SumAxis(a, keepDim).DivScalar(max(0, float64(n)-float64(correction)))
 }
 
 // Std returns the standard deviation along axis, the square root of Var
-// with the same correction and keepDim (PyTorch's std).
+// with the same correction and keepDim (PyTorch's std). Where the variance
+// is 0 the gradient is 0, as PyTorch's (not the Inf·0 = NaN of the square
+// root's).
 func (x *Tensor) Std(axis int, correction int, keepDim bool) *Tensor {
-	return x.Var(axis, correction, keepDim).Sqrt()
+	x.need("std", "x")
+	v := x.Var(axis, correction, keepDim)
+	pos := v.GtScalar(0)
+	return Where(pos, Where(pos, v, v.scalar("std", 1)).Sqrt(), v.Sqrt().Detach())
 }
 
 // Clamp limits x to [lo, hi] elementwise, with x's shape and dtype (bounds
-// are converted to it), computed with Where so the gradient is 1 where
-// lo <= x <= hi and 0 outside; NaN stays NaN. When lo > hi every element
-// becomes hi (PyTorch's clamp). It panics with an *Error for Bool tensors or
-// a NaN bound.
+// are converted to it; for an integer x they are rounded inward, lo up and
+// hi down, and an infinite bound or one beyond the dtype's range on its
+// own side does not clamp), computed with Where so the gradient is 1 where
+// lo <= x <= hi and 0 outside and at NaN, which stays NaN (PyTorch's).
+// When lo > hi every element becomes hi (PyTorch's clamp). It panics with
+// an *Error for Bool tensors, a NaN bound, or an integer x whose result
+// would hold a bound beyond its dtype's range.
 func (x *Tensor) Clamp(lo, hi float64) *Tensor {
 	x.notBool("clamp")
 	if math.IsNaN(lo) || math.IsNaN(hi) {
@@ -61,19 +73,60 @@ func (x *Tensor) Clamp(lo, hi float64) *Tensor {
 }
 
 // ClampMin limits x from below: Where(x < lo, lo, x), with x's shape and
-// dtype (PyTorch's clamp_min). The gradient is 0 where x < lo; NaN stays
-// NaN. It panics with an *Error for Bool tensors.
+// dtype (PyTorch's clamp_min; integer bounds as in Clamp). The gradient is
+// 0 where x < lo and at NaN, which stays NaN (PyTorch's). It panics with
+// an *Error as Clamp does.
 func (x *Tensor) ClampMin(lo float64) *Tensor {
 	x.notBool("clamp_min")
-	return Where(x.LtScalar(lo), x.scalar(lo), x)
+	lo, ok := x.clampBound("clamp_min", lo, true)
+	if !ok {
+		return x
+	}
+	// x where x >= lo (gradient 1, the bound included), lo below it, and
+	// NaN kept without a gradient (PyTorch's clamp).
+	return Where(x.GeScalar(lo), x, Where(x.LtScalar(lo), x.scalar("clamp_min", lo), x.Detach()))
 }
 
 // ClampMax limits x from above: Where(x > hi, hi, x), with x's shape and
-// dtype (PyTorch's clamp_max). The gradient is 0 where x > hi; NaN stays
-// NaN. It panics with an *Error for Bool tensors.
+// dtype (PyTorch's clamp_max; integer bounds as in Clamp). The gradient is
+// 0 where x > hi and at NaN, which stays NaN (PyTorch's). It panics with
+// an *Error as Clamp does.
 func (x *Tensor) ClampMax(hi float64) *Tensor {
 	x.notBool("clamp_max")
-	return Where(x.GtScalar(hi), x.scalar(hi), x)
+	hi, ok := x.clampBound("clamp_max", hi, false)
+	if !ok {
+		return x
+	}
+	// x where x <= hi (gradient 1), hi above it, NaN kept without a
+	// gradient (PyTorch's clamp).
+	return Where(x.LeScalar(hi), x, Where(x.GtScalar(hi), x.scalar("clamp_max", hi), x.Detach()))
+}
+
+// clampBound checks the lower (or upper) bound v of op and returns it as
+// x's dtype holds it. For an integer x it is rounded inward (a lower bound
+// up, an upper one down); when x's dtype cannot hold that, it is either
+// beyond the range on the side it bounds (ok false: nothing to clamp) or
+// it panics with an *Error.
+func (x *Tensor) clampBound(op string, v float64, lower bool) (c float64, ok bool) {
+	if math.IsNaN(v) {
+		fail(op, []string{describe("x", x)}, "bound must not be NaN")
+	}
+	dt := x.DType()
+	if !dt.IsInt() {
+		return v, true
+	}
+	c = math.Floor(v)
+	if lower {
+		c = math.Ceil(v)
+	}
+	if ir.ScalarFits(c, dt) == nil {
+		return c, true
+	}
+	if (v < 0) == lower { // every dtype's range holds 0
+		return 0, false
+	}
+	fail(op, []string{describe("x", x)}, "bound %v is beyond the range of %v, which the result would have to hold", v, dt)
+	return 0, false
 }
 
 // OneHot encodes integer labels of any shape S as a float tensor of shape
@@ -84,6 +137,7 @@ func (x *Tensor) ClampMax(hi float64) *Tensor {
 // integer tensor, numClasses is negative, or a label is outside
 // [0, numClasses).
 func OneHot(labels *Tensor, numClasses int) *Tensor {
+	labels.need("one_hot", "labels")
 	ops := []string{describe("labels", labels)}
 	if !labels.DType().IsInt() {
 		fail("one_hot", ops, "labels must be an integer tensor")
@@ -98,16 +152,19 @@ func OneHot(labels *Tensor, numClasses int) *Tensor {
 	}
 	classes := Arange(0, numClasses, labels.dev)
 	hot := labels.Unsqueeze(-1).Eq(classes)
-	return hot.Cast(DType(labels.dev.Settings().FloatDType))
+	return hot.Cast(DType(labels.dev.opSettings().FloatDType))
 }
 
 // AllClose reports whether |x - y| <= atol + rtol·|y| for every element
 // after broadcasting, comparing values as float64 on the host (PyTorch's
 // allclose with equal_nan=false: NaN is never close; equal infinities are).
-// It panics with an *Error when the shapes do not broadcast or the tensors
-// are on different devices.
+// It panics with an *Error when the shapes do not broadcast, the tensors
+// are on different devices, or a tolerance is negative or NaN.
 func (x *Tensor) AllClose(y *Tensor, rtol, atol float64) bool {
 	commonDevice("allclose", []string{"x", "y"}, x, y)
+	if !(rtol >= 0) || !(atol >= 0) {
+		fail("allclose", []string{describe("x", x), describe("y", y)}, "tolerances rtol %v and atol %v must be >= 0 (not NaN)", rtol, atol)
+	}
 	shape, ok := BroadcastShapes(x.shape(), y.shape())
 	if !ok {
 		fail("allclose", []string{describe("x", x), describe("y", y)}, "shapes do not broadcast")

@@ -1,7 +1,9 @@
 package ember
 
 import (
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
@@ -10,6 +12,7 @@ import (
 // axis normalizes a possibly negative axis for a tensor of x's rank,
 // panicking with an *Error that names the axis and the rank.
 func (x *Tensor) axis(op string, axis int) int {
+	x.need(op, "x")
 	return normAxis(op, x, axis, x.Rank())
 }
 
@@ -30,12 +33,8 @@ func normAxis(op string, x *Tensor, axis, rank int) int {
 // untracked.
 func commonDevice(op string, names []string, xs ...*Tensor) Device {
 	for i, x := range xs {
-		if x == nil {
-			ops := make([]string, len(xs))
-			for j, y := range xs {
-				ops[j] = describe(names[j], y)
-			}
-			fail(op, ops, "operand %s is a nil *Tensor", names[i])
+		if x == nil || x.t == nil {
+			failNil(op, names, xs, i)
 		}
 	}
 	dev := xs[0].dev
@@ -84,6 +83,7 @@ func (x *Tensor) castTo(dt DType) *Tensor {
 // F16/BF16 rounds to nearest even, to Bool is x != 0, Bool to numbers is 0/1.
 // It panics with an *Error when the device does not support dt.
 func (x *Tensor) Cast(dt DType) *Tensor {
+	x.need("cast", "x")
 	if !dt.Valid() || !x.dev.SupportsDType(dt) {
 		fail("cast", []string{describe("x", x)}, "dtype %v is not supported on this device", dt)
 	}
@@ -113,13 +113,13 @@ func (x *Tensor) binaryChecked(op backend.BinaryOp, y *Tensor, nonZero bool) *Te
 	} else {
 		dt := backend.Promote(xt, yt)
 		if dt == Bool && !op.IsComparison() && op != backend.OpMax && op != backend.OpMin {
-			dt = DType(dev.Settings().IntDType)
+			dt = DType(dev.opSettings().IntDType)
 		}
 		if op == backend.OpAtan2 && !dt.IsFloat() {
-			dt = DType(dev.Settings().FloatDType)
+			dt = DType(dev.opSettings().FloatDType)
 		}
 		if op == backend.OpDiv && !dt.IsFloat() && !xt.IsInt() {
-			dt = DType(dev.Settings().FloatDType)
+			dt = DType(dev.opSettings().FloatDType)
 		}
 		if xt != dt {
 			x = x.castTo(dt)
@@ -150,9 +150,60 @@ func commonDevice2(op backend.BinaryOp, x, y *Tensor) Device {
 	return commonDevice(op.String(), []string{"lhs", "rhs"}, x, y)
 }
 
-// scalar is the rank-0 tensor v in x's dtype, on x's device.
-func (x *Tensor) scalar(v float64) *Tensor {
-	return x.dev.run(&ir.Op{Kind: ir.KindFull, DType: x.DType(), Scalars: [2]float64{v}})
+// scalar is the rank-0 tensor v in x's dtype, on x's device, for op: it
+// panics with an *Error naming op when x is nil or v is not representable
+// in x's integer dtype (NaN, an infinity, outside its range).
+func (x *Tensor) scalar(op string, v float64) *Tensor {
+	x.need(op, "x")
+	dt := x.DType()
+	if dt.IsInt() {
+		if err := ir.ScalarFits(v, dt); err != nil {
+			fail(op, []string{describe("x", x), "scalar " + strconv.FormatFloat(v, 'g', -1, 64)}, "%v", err)
+		}
+	}
+	return x.dev.run(&ir.Op{Kind: ir.KindFull, DType: dt, Scalars: [2]float64{v}})
+}
+
+// compareScalar returns the Bool tensor x OP v for comparison op. For an
+// integer x it is exact, as if v were not rounded: v is replaced by the
+// integer with the same outcome (x < 2.5 is x < 3, x <= 2.5 is x <= 2)
+// and, where none exists in x's dtype (NaN, infinities, values beyond its
+// range, x == 2.5), the result is the constant outcome.
+func (x *Tensor) compareScalar(op backend.BinaryOp, v float64) *Tensor {
+	name := op.String()
+	x.need(name, "x")
+	if !x.DType().IsInt() {
+		return x.binary(op, x.scalar(name, v))
+	}
+	c := v
+	switch op {
+	case backend.OpLt, backend.OpGe:
+		c = math.Ceil(v)
+	case backend.OpLe, backend.OpGt:
+		c = math.Floor(v)
+	case backend.OpEq:
+		if c != math.Trunc(c) {
+			return x.constBool(false)
+		}
+	}
+	if ir.ScalarFits(c, x.DType()) == nil {
+		return x.binary(op, x.scalar(name, c))
+	}
+	if math.IsNaN(v) || op == backend.OpEq {
+		return x.constBool(false)
+	}
+	// c lies beyond one end of the dtype's range (which holds 0).
+	above := v > 0
+	return x.constBool(above == (op == backend.OpLt || op == backend.OpLe))
+}
+
+// constBool is the Bool tensor of x's shape holding b (a broadcast view).
+func (x *Tensor) constBool(b bool) *Tensor {
+	v := 0.0
+	if b {
+		v = 1
+	}
+	return FullDType(nil, v, Bool, x.dev).Expand(x.shape()...)
 }
 
 // Add returns x + y with broadcasting and type promotion (PromoteTypes).
@@ -217,45 +268,59 @@ func (x *Tensor) Or(y *Tensor) *Tensor { return x.binary(backend.OpOr, y) }
 // Xor returns the logical exclusive or of two Bool tensors.
 func (x *Tensor) Xor(y *Tensor) *Tensor { return x.binary(backend.OpXor, y) }
 
-// AddScalar returns x + v (v converted to x's dtype).
-func (x *Tensor) AddScalar(v float64) *Tensor { return x.Add(x.scalar(v)) }
+// AddScalar returns x + v (v converted to x's dtype). For an integer x it
+// panics with an *Error when v is NaN, infinite or outside the dtype's
+// range, as every scalar op of arithmetic does.
+func (x *Tensor) AddScalar(v float64) *Tensor { return x.Add(x.scalar("add", v)) }
 
-// SubScalar returns x - v (v converted to x's dtype).
-func (x *Tensor) SubScalar(v float64) *Tensor { return x.Sub(x.scalar(v)) }
+// SubScalar returns x - v (v converted to x's dtype, as in AddScalar).
+func (x *Tensor) SubScalar(v float64) *Tensor { return x.Sub(x.scalar("sub", v)) }
 
-// MulScalar returns x * v (v converted to x's dtype).
-func (x *Tensor) MulScalar(v float64) *Tensor { return x.Mul(x.scalar(v)) }
+// MulScalar returns x * v (v converted to x's dtype, as in AddScalar).
+func (x *Tensor) MulScalar(v float64) *Tensor { return x.Mul(x.scalar("mul", v)) }
 
-// DivScalar returns x / v (v converted to x's dtype).
+// DivScalar returns x / v (v converted to x's dtype, as in AddScalar;
+// an integer x divided by a v that truncates to 0 panics with an *Error).
 func (x *Tensor) DivScalar(v float64) *Tensor {
-	return x.binaryChecked(backend.OpDiv, x.scalar(v), x.DType().IsFloat() || int64(v) != 0)
+	s := x.scalar("div", v)
+	return x.binaryChecked(backend.OpDiv, s, x.DType().IsFloat() || v <= -1 || v >= 1)
 }
 
-// PowScalar returns x raised to v.
-func (x *Tensor) PowScalar(v float64) *Tensor { return x.Pow(x.scalar(v)) }
+// PowScalar returns x raised to v. For a float x, v = 0.5 is Sqrt (so the
+// gradient at -0 is -Inf, as PyTorch's pow, which also takes the square
+// root there).
+func (x *Tensor) PowScalar(v float64) *Tensor {
+	if v == 0.5 && x != nil && x.t != nil && x.DType().IsFloat() {
+		return x.Sqrt()
+	}
+	return x.Pow(x.scalar("pow", v))
+}
 
-// EqScalar returns x == v as Bool.
-func (x *Tensor) EqScalar(v float64) *Tensor { return x.Eq(x.scalar(v)) }
+// EqScalar returns x == v as Bool. For an integer x every comparison with
+// a scalar is exact, as if v kept its value: x == 2.5 is false, x < 2.5 is
+// x <= 2, x < +Inf is true, any comparison with NaN is false.
+func (x *Tensor) EqScalar(v float64) *Tensor { return x.compareScalar(backend.OpEq, v) }
 
-// GtScalar returns x > v as Bool.
-func (x *Tensor) GtScalar(v float64) *Tensor { return x.Gt(x.scalar(v)) }
+// GtScalar returns x > v as Bool (exact for an integer x, see EqScalar).
+func (x *Tensor) GtScalar(v float64) *Tensor { return x.compareScalar(backend.OpGt, v) }
 
-// GeScalar returns x >= v as Bool.
-func (x *Tensor) GeScalar(v float64) *Tensor { return x.Ge(x.scalar(v)) }
+// GeScalar returns x >= v as Bool (exact for an integer x, see EqScalar).
+func (x *Tensor) GeScalar(v float64) *Tensor { return x.compareScalar(backend.OpGe, v) }
 
-// LtScalar returns x < v as Bool.
-func (x *Tensor) LtScalar(v float64) *Tensor { return x.Lt(x.scalar(v)) }
+// LtScalar returns x < v as Bool (exact for an integer x, see EqScalar).
+func (x *Tensor) LtScalar(v float64) *Tensor { return x.compareScalar(backend.OpLt, v) }
 
-// LeScalar returns x <= v as Bool.
-func (x *Tensor) LeScalar(v float64) *Tensor { return x.Le(x.scalar(v)) }
+// LeScalar returns x <= v as Bool (exact for an integer x, see EqScalar).
+func (x *Tensor) LeScalar(v float64) *Tensor { return x.compareScalar(backend.OpLe, v) }
 
 // MaximumScalar returns max(x, v) elementwise.
-func (x *Tensor) MaximumScalar(v float64) *Tensor { return x.Maximum(x.scalar(v)) }
+func (x *Tensor) MaximumScalar(v float64) *Tensor { return x.Maximum(x.scalar("max", v)) }
 
 // MinimumScalar returns min(x, v) elementwise.
-func (x *Tensor) MinimumScalar(v float64) *Tensor { return x.Minimum(x.scalar(v)) }
+func (x *Tensor) MinimumScalar(v float64) *Tensor { return x.Minimum(x.scalar("min", v)) }
 
 func (x *Tensor) unary(op backend.UnaryOp) *Tensor {
+	x.need(op.String(), "x")
 	switch op {
 	case backend.OpNot:
 		if x.DType() != Bool {
@@ -271,7 +336,7 @@ func (x *Tensor) unary(op backend.UnaryOp) *Tensor {
 		}
 	default:
 		if !x.DType().IsFloat() {
-			x = x.castTo(DType(x.dev.Settings().FloatDType))
+			x = x.castTo(DType(x.dev.opSettings().FloatDType))
 		}
 	}
 	return x.dev.run(&ir.Op{Kind: ir.KindUnary, Sub: uint8(op), In: [3]ir.Tensor{x.t}}, x)
@@ -283,7 +348,7 @@ func (x *Tensor) Neg() *Tensor { return x.unary(backend.OpNeg) }
 // Abs returns |x|.
 func (x *Tensor) Abs() *Tensor { return x.unary(backend.OpAbs) }
 
-// Sign returns -1, 0 or 1 elementwise (NaN stays NaN).
+// Sign returns -1, 0 or 1 elementwise: +0 for ±0 and NaN, as PyTorch's sign.
 func (x *Tensor) Sign() *Tensor { return x.unary(backend.OpSign) }
 
 // Exp returns e^x (ints are first cast to the device's float dtype, as all float-only ops).
@@ -357,5 +422,6 @@ func Where(cond, a, b *Tensor) *Tensor {
 
 // MaskFill returns x with value wherever mask (Bool, broadcast to x) is true.
 func (x *Tensor) MaskFill(mask *Tensor, value float64) *Tensor {
-	return Where(mask, x.scalar(value), x)
+	commonDevice("mask_fill", []string{"x", "mask"}, x, mask)
+	return Where(mask, x.scalar("mask_fill", value), x)
 }

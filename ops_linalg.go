@@ -1,6 +1,8 @@
 package ember
 
 import (
+	"math"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
 )
@@ -54,14 +56,20 @@ func (x *Tensor) Conv2d(w, bias *Tensor, opts ConvOptions) *Tensor {
 func (x *Tensor) convolve(name string, kind ir.Kind, w, bias *Tensor, opts ConvOptions) *Tensor {
 	opts = opts.WithDefaults()
 	dev := commonDevice(name, []string{"x", "weight"}, x, w)
+	if bias != nil {
+		bias.need(name, "bias")
+	}
 	if !x.DType().IsFloat() || !w.DType().IsFloat() {
 		fail(name, []string{describe("x", x), describe("weight", w)}, "needs float operands")
 	}
 	cout := -1
 	if w.Rank() == 4 {
 		cout = w.shape()[0]
-		if kind == ir.KindConvTranspose2d {
-			cout = w.shape()[1] * max(opts.Groups, 1)
+		if g := max(opts.Groups, 1); kind == ir.KindConvTranspose2d {
+			cout = -1 // an overflowing product is left to the op's inference
+			if w.shape()[1] <= math.MaxInt/g {
+				cout = w.shape()[1] * g
+			}
 		}
 	}
 	if bias != nil && cout >= 0 && (bias.Rank() != 1 || bias.shape()[0] != cout) {

@@ -11,6 +11,7 @@ import (
 // Reshape returns x with a new shape of the same element count; one size
 // may be -1 and is inferred. A view when the layout allows.
 func (x *Tensor) Reshape(shape ...int) *Tensor {
+	x.need("reshape", "x")
 	shape = append([]int{}, shape...)
 	n, infer := 1, -1
 	for i, s := range shape {
@@ -42,6 +43,7 @@ func (x *Tensor) Reshape(shape ...int) *Tensor {
 // Permute reorders the axes: result axis i is x's axis axes[i] (negative
 // allowed). A view.
 func (x *Tensor) Permute(axes ...int) *Tensor {
+	x.need("permute", "x")
 	r := x.Rank()
 	if len(axes) != r {
 		fail("permute", []string{describe("x", x)}, "got %d axes %v for rank %d", len(axes), axes, r)
@@ -74,6 +76,7 @@ func (x *Tensor) SwapAxes(a, b int) *Tensor {
 
 // Transpose swaps the last two axes (a view). It panics with an *Error for rank < 2.
 func (x *Tensor) Transpose() *Tensor {
+	x.need("transpose", "x")
 	if x.Rank() < 2 {
 		fail("transpose", []string{describe("x", x)}, "needs rank >= 2")
 	}
@@ -83,6 +86,7 @@ func (x *Tensor) Transpose() *Tensor {
 // Expand broadcasts x to shape: size-1 axes repeat and new leading axes are
 // added; -1 keeps a size. A view (stride 0).
 func (x *Tensor) Expand(shape ...int) *Tensor {
+	x.need("expand", "x")
 	xs := x.shape()
 	if len(shape) < len(xs) {
 		fail("expand", []string{describe("x", x)}, "target %v has lower rank", shape)
@@ -123,8 +127,10 @@ func R(start, end int) Range { return Range{Start: start, End: end, Step: 1} }
 
 // Slice selects ranges[i] along axis i (Python semantics: negative start and
 // end count from the end, out-of-range bounds are clamped, Step >= 1; a zero
-// Step means 1). Axes past len(ranges) are kept whole. A view.
+// Step means 1; any int is a valid bound or step). Axes past len(ranges)
+// are kept whole. A view.
 func (x *Tensor) Slice(ranges ...Range) *Tensor {
+	x.need("slice", "x")
 	xs := x.shape()
 	if len(ranges) > len(xs) {
 		fail("slice", []string{describe("x", x)}, "%d ranges for rank %d", len(ranges), len(xs))
@@ -145,6 +151,11 @@ func (x *Tensor) Slice(ranges ...Range) *Tensor {
 			if r.End < r.Start {
 				r.End = r.Start
 			}
+			if k := r.Len(); k <= 1 {
+				// One element or none: the step selects nothing more,
+				// and 1 keeps the view's stride (stride·step) in range.
+				r.End, r.Step = r.Start+k, 1
+			}
 		}
 		if r != (Range{Start: 0, End: n, Step: 1}) {
 			identity = false
@@ -157,9 +168,11 @@ func (x *Tensor) Slice(ranges ...Range) *Tensor {
 	return x.dev.run(&ir.Op{Kind: ir.KindSlice, Attrs: &ir.Attrs{Ranges: full}, In: [3]ir.Tensor{x.t}}, x)
 }
 
+// clampIndex is index i of an axis of size n (negative counts from the
+// end) clamped to [0, n], without overflow for any i.
 func clampIndex(i, n int) int {
 	if i < 0 {
-		i += n
+		i += n // no overflow: n >= 0
 	}
 	return min(max(i, 0), n)
 }
@@ -172,8 +185,8 @@ func (x *Tensor) Narrow(axis, start, length int) *Tensor {
 	if start < 0 {
 		start += n
 	}
-	if start < 0 || length < 0 || start+length > n {
-		fail("narrow", []string{describe("x", x)}, "range [%d, %d) is outside axis %d of size %d", start, start+length, axis, n)
+	if start < 0 || length < 0 || start > n || length > n-start {
+		fail("narrow", []string{describe("x", x)}, "%d elements from %d are outside axis %d of size %d", length, start, axis, n)
 	}
 	rs := make([]Range, a+1)
 	for i := range a {
@@ -187,6 +200,7 @@ func (x *Tensor) Narrow(axis, start, length int) *Tensor {
 // LAST axis, as PyTorch's pad: [left, right, top, bottom, ...]. Negative
 // padding is not allowed.
 func (x *Tensor) Pad(pads []int, value float64) *Tensor {
+	x.need("pad", "x")
 	r := x.Rank()
 	if len(pads)%2 != 0 || len(pads)/2 > r {
 		fail("pad", []string{describe("x", x)}, "pads %v must be pairs for at most %d axes", pads, r)
@@ -209,6 +223,7 @@ func (x *Tensor) Pad(pads []int, value float64) *Tensor {
 
 // Flip reverses the listed axes.
 func (x *Tensor) Flip(axes ...int) *Tensor {
+	x.need("flip", "x")
 	norm := make([]int, 0, len(axes))
 	for _, a := range axes {
 		a = x.axis("flip", a)
@@ -260,15 +275,20 @@ func Cat(xs []*Tensor, axis int) *Tensor {
 	return dev.run(&ir.Op{Kind: ir.KindCat, Axis: a, Xs: ts}, xs...)
 }
 
-// Stack joins tensors of equal shape along a new axis.
+// Stack joins tensors of equal shape along a new axis (negative counts
+// from the end of the result's axes). It panics with an *Error for an
+// empty list, a nil tensor, different shapes or devices, or an axis out of
+// range.
 func Stack(xs []*Tensor, axis int) *Tensor {
 	if len(xs) == 0 {
 		fail("stack", nil, "no tensors")
 	}
-	a := axis
-	if a < 0 {
-		a += xs[0].Rank() + 1
+	names := make([]string, len(xs))
+	for i := range xs {
+		names[i] = "x" + itoa(i)
 	}
+	commonDevice("stack", names, xs...)
+	a := normAxis("stack", xs[0], axis, xs[0].Rank()+1)
 	us := make([]*Tensor, len(xs))
 	for i, x := range xs {
 		if !slices.Equal(x.shape(), xs[0].shape()) {
@@ -289,6 +309,7 @@ func itoa(i int) string {
 // Unsqueeze inserts a size-1 axis at position axis (in the result; negative
 // counts from the end of the result).
 func (x *Tensor) Unsqueeze(axis int) *Tensor {
+	x.need("unsqueeze", "x")
 	r := x.Rank() + 1
 	a := normAxis("unsqueeze", x, axis, r)
 	s := slices.Insert(x.Shape(), a, 1)
@@ -306,6 +327,7 @@ func (x *Tensor) Squeeze(axis int) *Tensor {
 
 // SqueezeAll removes every size-1 axis.
 func (x *Tensor) SqueezeAll() *Tensor {
+	x.need("squeeze", "x")
 	var s []int
 	for _, n := range x.shape() {
 		if n != 1 {
@@ -317,6 +339,7 @@ func (x *Tensor) SqueezeAll() *Tensor {
 
 // Flatten merges axes start..end (inclusive, negative allowed) into one.
 func (x *Tensor) Flatten(start, end int) *Tensor {
+	x.need("flatten", "x")
 	if x.Rank() == 0 {
 		return x.Reshape(1)
 	}

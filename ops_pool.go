@@ -83,7 +83,7 @@ func (x *Tensor) pool4(f func(*Tensor) *Tensor) *Tensor {
 // padded input.
 func (x *Tensor) MaxPool2d(opts PoolOptions) *Tensor {
 	x.notBool("max_pool2d")
-	x = x.asFloat()
+	x = x.asFloat("max_pool2d")
 	o := opts.norm("max_pool2d", x)
 	return x.pool4(func(x *Tensor) *Tensor {
 		if o.Kernel[0]*o.Kernel[1] < 2 {
@@ -104,7 +104,7 @@ func (x *Tensor) MaxPool2d(opts PoolOptions) *Tensor {
 // input.
 func (x *Tensor) AvgPool2d(opts PoolOptions, countIncludePad bool) *Tensor {
 	x.notBool("avg_pool2d")
-	x = x.asFloat()
+	x = x.asFloat("avg_pool2d")
 	o := opts.norm("avg_pool2d", x)
 	return x.pool4(func(x *Tensor) *Tensor {
 		vs := x.windows("avg_pool2d", o, 0)

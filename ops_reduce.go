@@ -16,11 +16,15 @@ func (x *Tensor) reduce(op backend.ReduceOp, axis int, keepDim bool) *Tensor {
 	return x.dev.run(&ir.Op{Kind: ir.KindReduce, Sub: uint8(op), Axis: a, KeepDim: keepDim, In: [3]ir.Tensor{x.t}}, x)
 }
 
-// flat returns x reshaped to rank 1.
-func (x *Tensor) flat() *Tensor { return x.Reshape(-1) }
+// flat returns x reshaped to rank 1, for op (an *Error names op when x
+// is nil).
+func (x *Tensor) flat(op string) *Tensor {
+	x.need(op, "x")
+	return x.Reshape(-1)
+}
 
 // Sum returns the sum of all elements as a rank-0 tensor (Bool sums as I64).
-func (x *Tensor) Sum() *Tensor { return x.flat().reduce(backend.ReduceSum, 0, false) }
+func (x *Tensor) Sum() *Tensor { return x.flat("sum").reduce(backend.ReduceSum, 0, false) }
 
 // SumAxis sums along axis; keepDim keeps it with size 1.
 func (x *Tensor) SumAxis(axis int, keepDim bool) *Tensor {
@@ -28,7 +32,7 @@ func (x *Tensor) SumAxis(axis int, keepDim bool) *Tensor {
 }
 
 // Prod returns the product of all elements as a rank-0 tensor.
-func (x *Tensor) Prod() *Tensor { return x.flat().reduce(backend.ReduceProd, 0, false) }
+func (x *Tensor) Prod() *Tensor { return x.flat("prod").reduce(backend.ReduceProd, 0, false) }
 
 // ProdAxis multiplies along axis.
 func (x *Tensor) ProdAxis(axis int, keepDim bool) *Tensor {
@@ -37,7 +41,7 @@ func (x *Tensor) ProdAxis(axis int, keepDim bool) *Tensor {
 
 // Max returns the largest element as a rank-0 tensor (NaN propagates). It
 // panics with an *Error on an empty tensor.
-func (x *Tensor) Max() *Tensor { return x.flat().reduce(backend.ReduceMax, 0, false) }
+func (x *Tensor) Max() *Tensor { return x.flat("max").reduce(backend.ReduceMax, 0, false) }
 
 // MaxAxis returns the largest values along axis (NaN propagates).
 func (x *Tensor) MaxAxis(axis int, keepDim bool) *Tensor {
@@ -45,7 +49,7 @@ func (x *Tensor) MaxAxis(axis int, keepDim bool) *Tensor {
 }
 
 // Min returns the smallest element as a rank-0 tensor (NaN propagates).
-func (x *Tensor) Min() *Tensor { return x.flat().reduce(backend.ReduceMin, 0, false) }
+func (x *Tensor) Min() *Tensor { return x.flat("min").reduce(backend.ReduceMin, 0, false) }
 
 // MinAxis returns the smallest values along axis (NaN propagates).
 func (x *Tensor) MinAxis(axis int, keepDim bool) *Tensor {

@@ -12,12 +12,13 @@ import "github.com/emberml/ember/ir"
 // takes axis 0 or -1 and is its own cumulative sum, as in PyTorch. It
 // panics with an *Error when the axis is out of range.
 func (x *Tensor) CumSum(axis int) *Tensor {
+	x.need("cumsum", "x")
 	if x.Rank() == 0 && (axis == 0 || axis == -1) {
 		return x.Reshape(1).CumSum(0).Reshape()
 	}
 	a := x.axis("cumsum", axis)
 	if x.DType() == Bool {
-		x = x.castTo(DType(x.dev.Settings().IntDType))
+		x = x.castTo(DType(x.dev.opSettings().IntDType))
 	}
 	return x.dev.run(&ir.Op{Kind: ir.KindCumSum, Axis: a, In: [3]ir.Tensor{x.t}}, x)
 }

@@ -2,20 +2,21 @@ package ember
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// A 2×2 window of equal values shares the max-pool gradient evenly (1/4
-// each), as DESIGN.md states for ties of max.
-func TestMaxPoolTieGradientSplitsEvenly(t *testing.T) {
-	dev := Flex().Autodiff()
-	x := FullDType([]int{1, 1, 2, 2}, 3, F64, dev).RequireGrad()
-	y := x.MaxPool2d(PoolOptions{Kernel: [2]int{2, 2}})
-	g := y.Sum().Backward().Of(x).Float64s()
-	for i, v := range g {
-		if v != 0.25 {
-			t.Fatalf("gradient %v: element %d is %v, want 0.25 everywhere", g, i, v)
+// A 2×2 window of equal values sends the max-pool gradient to its first
+// tap, as DESIGN.md states for index-selecting ops (PyTorch's
+// max_pool2d), on flex (no kernel) and cpu (its kernel).
+func TestMaxPoolTieGradientRoutesToFirstTap(t *testing.T) {
+	for _, dev := range []Device{Flex().Autodiff(), CPU().Autodiff()} {
+		x := FullDType([]int{1, 1, 2, 2}, 3, F64, dev).RequireGrad()
+		y := x.MaxPool2d(PoolOptions{Kernel: [2]int{2, 2}})
+		g := y.Sum().Backward().Of(x).Float64s()
+		if !slices.Equal(g, []float64{1, 0, 0, 0}) {
+			t.Errorf("%v: gradient %v, want [1 0 0 0]", dev, g)
 		}
 	}
 }

@@ -46,11 +46,32 @@ func (d Device) Settings() DeviceSettings {
 	return s.settings
 }
 
+// opSettings returns the device's settings for an operation that will
+// create a tensor with them, and locks them in the same step, under the
+// mutex Configure holds: a concurrent Configure either completes first,
+// and the operation sees its dtypes, or fails with ErrAlreadyInitialized.
+// Operations read the default dtypes only through opSettings (Settings is
+// a query and locks nothing). Once locked the settings never change, so
+// the locked case needs no mutex.
+func (d Device) opSettings() DeviceSettings {
+	s := d.state()
+	if s.locked.Load() {
+		return s.settings
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.locked.Store(true)
+	return s.settings
+}
+
 // Configure sets the device's default dtypes. It must come before the
 // device's first tensor operation and at most once; otherwise it returns a
 // *DeviceError wrapping ErrAlreadyInitialized. A dtype the device cannot
 // compute in gives ErrUnsupportedDType; a dtype of the wrong category (an
 // int as FloatDType) is also ErrUnsupportedDType. On error nothing changes.
+// Against a concurrent first operation Configure is all or nothing: when
+// it returns nil that operation used the new dtypes; otherwise it fails
+// with ErrAlreadyInitialized and the operation used the old ones.
 // Autodiff variants of a device share its settings.
 func (d Device) Configure(cfg DeviceConfig) error {
 	s := d.state()

@@ -34,7 +34,7 @@ func signRef(x float64) float64 {
 	case x < 0:
 		return -1
 	}
-	return x
+	return 0 // ±0 and NaN, as PyTorch's sign
 }
 
 func sigmoidRef(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
@@ -107,7 +107,7 @@ func TestTableUnaryFloat(t *testing.T) {
 		sp := ref{[]int{5}, []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, -0.0}}
 		for _, dt := range floatDTypes {
 			x := mk(dev, sp, dt)
-			checkEq(t, "sign special "+dt.String(), x.Sign(), ref{sp.shape, []float64{math.NaN(), 1, -1, 0, 0}}, dt)
+			checkEq(t, "sign special "+dt.String(), x.Sign(), ref{sp.shape, []float64{0, 1, -1, 0, 0}}, dt)
 			checkEq(t, "exp special "+dt.String(), x.Exp(), ref{sp.shape, []float64{math.NaN(), math.Inf(1), 0, 1, 1}}, dt)
 			checkEq(t, "sigmoid special "+dt.String(), x.Sigmoid(), ref{sp.shape, []float64{math.NaN(), 1, 0, 0.5, 0.5}}, dt)
 			checkEq(t, "tanh special "+dt.String(), x.Tanh(), ref{sp.shape, []float64{math.NaN(), 1, -1, 0, 0}}, dt)

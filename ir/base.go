@@ -10,7 +10,7 @@ import (
 // validates a primitive's operands and computes its output shape.
 
 func init() {
-	register(KindFull, Spec{Name: "full", Group: GroupCreation, Cost: MemoryBound, Infer: inferCreation})
+	register(KindFull, Spec{Name: "full", Group: GroupCreation, Cost: MemoryBound, Infer: inferFull})
 	register(KindArange, Spec{Name: "arange", Group: GroupCreation, Cost: MemoryBound, Infer: inferArange})
 	register(KindRandom, Spec{Name: "random", Group: GroupCreation, Cost: MemoryBound, Subs: uint8(numDist), Infer: inferRandom})
 
@@ -66,11 +66,34 @@ func inferCreation(op Op) ([]int, DType, error) {
 	return op.Shape, op.DType, CheckShape(op.Shape)
 }
 
+// inferFull is inferCreation with a value that DType can hold.
+func inferFull(op Op) ([]int, DType, error) {
+	if _, _, err := inferCreation(op); err != nil {
+		return nil, 0, err
+	}
+	if err := ScalarFits(op.Scalars[0], op.DType); err != nil {
+		return nil, 0, err
+	}
+	return op.Shape, op.DType, nil
+}
+
 func inferArange(op Op) ([]int, DType, error) {
 	if len(op.Shape) != 1 {
 		return nil, 0, errorf("needs a rank-1 shape, got %v", op.Shape)
 	}
-	return inferCreation(op)
+	if _, _, err := inferCreation(op); err != nil {
+		return nil, 0, err
+	}
+	if op.Ints != nil {
+		start, step, ok := ArangeInts(&op)
+		if !ok {
+			return nil, 0, errorf("needs Ints [start, step], got %v", op.Ints)
+		}
+		if err := checkArangeInts(op.DType, op.Shape[0], start, step); err != nil {
+			return nil, 0, err
+		}
+	}
+	return op.Shape, op.DType, nil
 }
 
 func inferRandom(op Op) ([]int, DType, error) {
@@ -80,6 +103,9 @@ func inferRandom(op Op) ([]int, DType, error) {
 	a, b := op.Scalars[0], op.Scalars[1]
 	if math.IsNaN(a) || math.IsNaN(b) {
 		return nil, 0, errorf("distribution parameters %v, %v include NaN", a, b)
+	}
+	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return nil, 0, errorf("distribution parameters %v, %v must be finite", a, b)
 	}
 	switch DistributionKind(op.Sub) {
 	case DistDefault:
@@ -94,6 +120,15 @@ func inferRandom(op Op) ([]int, DType, error) {
 	case DistUniform:
 		if a > b {
 			return nil, 0, errorf("uniform low %v is above high %v", a, b)
+		}
+		if math.IsInf(b-a, 0) {
+			return nil, 0, errorf("uniform width %v - %v overflows float64", b, a)
+		}
+		if op.DType.IsInt() && a < b {
+			// Integer samples are floors of values in [a, b).
+			if ScalarFits(math.Floor(a), op.DType) != nil || ScalarFits(math.Ceil(b)-1, op.DType) != nil {
+				return nil, 0, errorf("uniform [%v, %v) holds integers outside %v", a, b, op.DType)
+			}
 		}
 	default:
 		return nil, 0, errorf("unknown distribution %d", op.Sub)
@@ -367,6 +402,9 @@ func inferPad(op Op) ([]int, DType, error) {
 	if err := CheckShape(out); err != nil {
 		return nil, 0, err
 	}
+	if err := ScalarFits(op.Scalars[0], x.DType()); err != nil {
+		return nil, 0, errorf("padding value: %v", err)
+	}
 	op.Shape, op.DType = out, x.DType()
 	return op.Shape, op.DType, nil
 }
@@ -498,6 +536,9 @@ func inferIndexSelect(op Op) ([]int, DType, error) {
 	}
 	out := slices.Clone(xs)
 	out[op.Axis] = is[0]
+	if err := CheckShape(out); err != nil {
+		return nil, 0, err
+	}
 	op.Shape, op.DType = out, x.DType()
 	return op.Shape, op.DType, nil
 }

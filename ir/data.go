@@ -27,12 +27,11 @@ func NewTensorData(shape []int, dt DType, b []byte) (*TensorData, error) {
 	if !dt.Valid() {
 		return nil, fmt.Errorf("ember: tensor data: invalid dtype %v", dt)
 	}
-	for _, s := range shape {
-		if s < 0 {
-			return nil, fmt.Errorf("ember: tensor data: negative size in shape %v", shape)
-		}
+	want, err := NumBytes(shape, dt)
+	if err != nil {
+		return nil, fmt.Errorf("ember: tensor data: %v", err)
 	}
-	if want := NumElements(shape) * dt.Size(); len(b) != want {
+	if len(b) != want {
 		return nil, fmt.Errorf("ember: tensor data: shape %v of %v needs %d bytes, got %d", shape, dt, want, len(b))
 	}
 	return &TensorData{Shape: append([]int(nil), shape...), DType: dt, Bytes: b}, nil

@@ -87,14 +87,12 @@ func DTypeOf[T Element]() DType {
 
 // FromSlice returns tensor data of the given shape holding a copy of
 // values in row-major order; its dtype is DTypeOf[T] (float32 gives F32,
-// Float16 F16, BFloat16 BF16, bool Bool). It panics if a size in shape is
-// negative or len(values) != product(shape) (1 for an empty shape, a
+// Float16 F16, BFloat16 BF16, bool Bool). It panics if shape is invalid
+// (CheckShape) or len(values) != product(shape) (1 for an empty shape, a
 // scalar).
 func FromSlice[T Element](values []T, shape []int) *TensorData {
-	for _, s := range shape {
-		if s < 0 {
-			panic(fmt.Sprintf("ember: FromSlice: negative size in shape %v", shape))
-		}
+	if err := CheckShape(shape); err != nil {
+		panic(fmt.Sprintf("ember: FromSlice: %v", err))
 	}
 	if n := NumElements(shape); len(values) != n {
 		panic(fmt.Sprintf("ember: FromSlice: %d values for shape %v, which holds %d", len(values), shape, n))

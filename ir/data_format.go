@@ -62,26 +62,103 @@ func (d *TensorData) ApproxEqual(o *TensorData, rtol, atol float64) error {
 // String prints d like PyTorch's tensor repr followed by its dtype and
 // shape, e.g. "tensor([[1, 2],\n        [3, 4]], dtype=i32, shape=[2 2])".
 // Floats print in the shortest form that reads back to the same value in
-// their dtype; Bool prints true/false. Past 1000 elements, each axis longer
-// than 6 shows its first and last 3 entries around "..." (PyTorch's
-// summarization).
+// their dtype; Bool prints true/false. An empty tensor prints as
+// "tensor([], ...)" whatever its other sizes. Past SummaryThreshold
+// elements the print is summarized as SummaryEdge describes (PyTorch's
+// summarization: each long axis shows its first and last entries around
+// "..."), so it reads only the elements it shows.
 func (d *TensorData) String() string {
 	if d == nil {
 		return "<nil>"
 	}
+	return FormatSummary(d, d.Shape, SummaryEdge(d.Shape))
+}
+
+// SummaryThreshold is the number of elements above which a print is
+// summarized (PyTorch's threshold).
+const SummaryThreshold = 1000
+
+// MaxSummaryElements is the most elements a summarized print shows.
+const MaxSummaryElements = 4096
+
+// summaryEdges are the numbers of leading and trailing entries per axis a
+// summarized print tries in turn (PyTorch's edgeitems is the first).
+var summaryEdges = [...]int{3, 2, 1}
+
+// SummaryEdge returns how a print of a tensor of shape shows its elements,
+// computed from the shape alone: 0 when it shows every one (an empty
+// tensor, or at most SummaryThreshold elements); otherwise e > 0 when each
+// axis longer than 2e shows only its first and last e entries around
+// "..." (e is 3 unless that would show more than MaxSummaryElements, then
+// 2, then 1); -1 when even e = 1 would show more than MaxSummaryElements,
+// and the print shows no element at all.
+func SummaryEdge(shape []int) int {
+	if n := NumElements(shape); n == 0 || n <= SummaryThreshold {
+		return 0
+	}
+	for _, e := range summaryEdges {
+		shown := 1
+		for _, s := range shape {
+			shown *= min(s, 2*e) // at most (2e)^rank so far: no overflow before the limit
+			if shown > MaxSummaryElements {
+				break
+			}
+		}
+		if shown <= MaxSummaryElements {
+			return e
+		}
+	}
+	return -1
+}
+
+// SummaryShape returns the shape of the elements a print with edge e > 0
+// (see SummaryEdge) shows of a tensor of shape: each axis longer than 2e
+// becomes 2e (its first and last e entries), the others stay. For e <= 0
+// it returns a copy of shape.
+func SummaryShape(shape []int, e int) []int {
+	out := append([]int{}, shape...)
+	for i, s := range out {
+		if e > 0 && s > 2*e {
+			out[i] = 2 * e
+		}
+	}
+	return out
+}
+
+// FormatSummary prints a tensor of shape full and d's dtype as String does,
+// with edge e = SummaryEdge(full) (or 0 to show every element): d holds
+// either all of the tensor (d.Shape equals full) or, for e > 0, only the
+// elements shown (d.Shape is SummaryShape(full, e): along each axis longer
+// than 2e, the first e entries followed by the last e). d's elements are
+// not read when the tensor is empty or e is -1. When d.Shape is neither,
+// it prints d as String does.
+func FormatSummary(d *TensorData, full []int, e int) string {
 	var sb strings.Builder
 	sb.WriteString("tensor(")
-	summarize := d.NumElements() > 1000
-	d.writeAxis(&sb, 0, 0, len("tensor("), summarize)
-	fmt.Fprintf(&sb, ", dtype=%v, shape=%v)", d.DType, d.Shape)
+	switch {
+	case NumElements(full) == 0:
+		sb.WriteString("[]")
+	case e < 0:
+		sb.WriteString("...")
+	default:
+		if !slices.Equal(d.Shape, full) && (e == 0 || !slices.Equal(d.Shape, SummaryShape(full, e))) {
+			return d.String()
+		}
+		elided := full
+		if e == 0 {
+			elided = nil
+		}
+		d.writeAxis(&sb, 0, 0, len("tensor("), elided, e)
+	}
+	fmt.Fprintf(&sb, ", dtype=%v, shape=%v)", d.DType, full)
 	return sb.String()
 }
 
-const summaryEdge = 3
-
 // writeAxis writes the sub-tensor starting at flat offset off whose first
-// axis is d.Shape[axis]; indent is the column of its opening bracket.
-func (d *TensorData) writeAxis(sb *strings.Builder, axis, off, indent int, summarize bool) {
+// axis is d.Shape[axis]; indent is the column of its opening bracket. When
+// full is not nil, each axis longer than 2e in full shows its first and
+// last e entries of d around "...".
+func (d *TensorData) writeAxis(sb *strings.Builder, axis, off, indent int, full []int, e int) {
 	if axis == len(d.Shape) {
 		sb.WriteString(formatElem(d.DType, d.Bytes, off))
 		return
@@ -92,14 +169,15 @@ func (d *TensorData) writeAxis(sb *strings.Builder, axis, off, indent int, summa
 	if inner := len(d.Shape) - axis - 1; inner > 0 {
 		sep = "," + strings.Repeat("\n", inner) + strings.Repeat(" ", indent+1)
 	}
+	elide := full != nil && full[axis] > 2*e
 	sb.WriteByte('[')
 	for k := 0; k < n; k++ {
-		if summarize && n > 2*summaryEdge && k == summaryEdge {
+		if elide && k == e {
 			sb.WriteString("...")
 			sb.WriteString(sep)
-			k = n - summaryEdge
+			k = n - e // the last e entries: of all n, or of the 2e shown
 		}
-		d.writeAxis(sb, axis+1, off+k*stride, indent+1, summarize)
+		d.writeAxis(sb, axis+1, off+k*stride, indent+1, full, e)
 		if k < n-1 {
 			sb.WriteString(sep)
 		}

@@ -38,7 +38,6 @@ package ir
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 )
 
@@ -258,12 +257,12 @@ func checkData(shape []int, dt DType, b []byte) error {
 	if err := checkEncodedShape(shape); err != nil {
 		return fmt.Errorf("tensor data: %v", err)
 	}
-	n, sz := NumElements(shape), dt.Size()
-	if n > math.MaxInt/sz {
-		return fmt.Errorf("tensor data: shape %v of %v needs more bytes than an int can count", shape, dt)
+	n, err := NumBytes(shape, dt)
+	if err != nil {
+		return fmt.Errorf("tensor data: %v", err)
 	}
-	if len(b) != n*sz {
-		return fmt.Errorf("tensor data: shape %v of %v needs %d bytes, got %d", shape, dt, n*sz, len(b))
+	if len(b) != n {
+		return fmt.Errorf("tensor data: shape %v of %v needs %d bytes, got %d", shape, dt, n, len(b))
 	}
 	return nil
 }

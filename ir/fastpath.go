@@ -34,7 +34,8 @@ func init() {
 // PoolShape validates pooling options o (every field set) against an input
 // of shape [N, C, H, W] whose padded extent must hold the dilated window,
 // and returns the output shape [N, C, Ho, Wo] (PoolOutputSize), or an
-// error saying what is wrong.
+// error saying what is wrong. A window has at most MaxPoolTaps taps
+// (kH·kW): pooling is composed from one strided view per tap.
 func PoolShape(xs []int, o PoolOptions) ([]int, error) {
 	if len(xs) != 4 {
 		return nil, errorf("needs x [N, C, H, W] (or [C, H, W])")
@@ -46,9 +47,15 @@ func PoolShape(xs []int, o PoolOptions) ([]int, error) {
 		if o.Kernel[i] > 1<<20 || o.Stride[i] > 1<<30 || o.Dilation[i] > 1<<20 || o.Padding[i] > 1<<30 {
 			return nil, errorf("options %+v are out of range", o)
 		}
+		if i == 1 && o.Kernel[0]*o.Kernel[1] > MaxPoolTaps {
+			return nil, errorf("a %d×%d window has more than %d taps", o.Kernel[0], o.Kernel[1], MaxPoolTaps)
+		}
 		eff := o.Dilation[i]*(o.Kernel[i]-1) + 1
 		if 2*o.Padding[i] > eff {
 			return nil, errorf("padding %v must be at most half the (dilated) kernel %v", o.Padding, o.Kernel)
+		}
+		if xs[2+i] > math.MaxInt-2*o.Padding[i] {
+			return nil, errorf("input size %d with padding %d overflows on spatial axis %d", xs[2+i], o.Padding[i], i)
 		}
 		if in := xs[2+i] + 2*o.Padding[i]; in < eff {
 			return nil, errorf("window (dilated size %d) is larger than the padded input %d on spatial axis %d", eff, in, i)
@@ -57,6 +64,9 @@ func PoolShape(xs []int, o PoolOptions) ([]int, error) {
 	sp := PoolOutputSize(xs[2], xs[3], o)
 	return []int{xs[0], xs[1], sp[0], sp[1]}, nil
 }
+
+// MaxPoolTaps bounds the number of taps kH·kW of a pooling window.
+const MaxPoolTaps = 1 << 20
 
 // checkPool checks pooling options and a float rank-4 input (PoolShape);
 // it returns the output shape.
@@ -154,9 +164,7 @@ func stackLast(e Executor, views []Tensor) Tensor {
 }
 
 // decomposeMaxPool2d: the maximum over a window axis of the stacked
-// kH·kW strided views of the input padded with -Inf (one reduction, so
-// that tied maxima share the gradient evenly when this runs under
-// autodiff).
+// kH·kW strided views of the input padded with -Inf (one reduction).
 func decomposeMaxPool2d(op Op, e Executor) Outputs {
 	o := op.Attrs.Pool
 	views, _, _ := poolWindows(e, op.In[0], o, math.Inf(-1))
@@ -166,12 +174,16 @@ func decomposeMaxPool2d(op Op, e Executor) Outputs {
 	return One(Reduce(e, ReduceMax, stackLast(e, views), 4, false))
 }
 
-// decomposeMaxPool2dGrad is the gradient that autodiff computes for
-// decomposeMaxPool2d: the extremum gradient over the stacked windows
-// (ties share g evenly; a NaN window spreads NaN), each window's share
-// scattered back to its strided positions of the padded input, the kH·kW
-// full-size terms summed from the last kernel offset down to the first,
-// and the padding sliced away.
+// decomposeMaxPool2dGrad is the gradient of MaxPool2d with respect to its
+// input, routed as PyTorch's max_pool2d routes it: each window's g goes
+// whole to the window's selected tap, the first (in kernel row-major
+// order) equal to its maximum, or the first NaN of a window whose maximum
+// is NaN; the other taps get +0, so a NaN or infinite g reaches only the
+// selected tap. Over the stacked windows the selection is
+// first = eq ∧ (CumSum(eq) = 1) for eq = (x = y) ∨ (x ≠ x ∧ y ≠ y); each
+// window's terms Where(first, g, 0) are scattered back to their strided
+// positions of the padded input, the kH·kW full-size terms summed from the
+// last kernel offset down to the first, and the padding sliced away.
 func decomposeMaxPool2dGrad(op Op, e Executor) Outputs {
 	o := op.Attrs.Pool
 	x, y, g := op.In[0], op.In[1], op.In[2]
@@ -183,7 +195,12 @@ func decomposeMaxPool2dGrad(op Op, e Executor) Outputs {
 	}
 	s := stackLast(e, views)
 	ks := append(slices.Clone(y.Shape()), 1)
-	gs := Apply(e, Op{Kind: KindExtremumGrad, Axis: 4, In: [3]Tensor{s, Reshape(e, y, ks), Reshape(e, g, ks)}})
+	yk := Reshape(e, y, ks)
+	nan := Binary(e, OpAnd, Binary(e, OpNe, s, s), Binary(e, OpNe, yk, yk))
+	eq := Binary(e, OpOr, Binary(e, OpEq, s, yk), nan)
+	count := Apply(e, Op{Kind: KindCumSum, Axis: 4, In: [3]Tensor{Cast(e, eq, x.DType())}})
+	first := Binary(e, OpAnd, eq, CompareScalar(e, OpEq, count, 1))
+	gs := Where(e, first, Reshape(e, g, ks), Scalar(e, g.DType(), 0))
 	ps := paddedShape(x.Shape(), o)
 	var acc Tensor
 	last := len(views) - 1
@@ -244,6 +261,12 @@ func inferConv2dWeightGrad(op Op) ([]int, DType, error) {
 		if ws[2+i] < 1 {
 			return nil, 0, errorf("empty kernel %v", ws)
 		}
+		if !convSizeFits(xs[2+i], ws[2+i], o, i, false) {
+			return nil, 0, errorf("input size %d and kernel size %d overflow on spatial axis %d", xs[2+i], ws[2+i], i)
+		}
+	}
+	if sp := ConvOutputSize([2]int{xs[2], xs[3]}, [2]int{ws[2], ws[3]}, o, false); sp != [2]int{gs[2], gs[3]} {
+		return nil, 0, errorf("grad_out %v is not the output shape of x %v and weight %v (spatial %v)", gs, xs, ws, sp)
 	}
 	op.DType = x.DType()
 	return op.Shape, op.DType, nil

@@ -20,7 +20,7 @@ const (
 
 	// Creation (no inputs; Shape and DType are given).
 	KindFull   Kind = 1 // Scalars[0]: the value, converted to DType
-	KindArange Kind = 2 // Shape [n]; Scalars: start, step
+	KindArange Kind = 2 // Shape [n]; Scalars: start, step (float64); or Ints: [start, step] (exact, integer DType)
 	KindRandom Kind = 3 // Sub: a DistributionKind; Scalars: its A, B
 
 	// Elementwise.
@@ -226,7 +226,7 @@ type UnaryOp uint8
 const (
 	OpNeg     UnaryOp = iota + 1 // -x (ints wrap)
 	OpAbs                        // |x|
-	OpSign                       // -1, 0 or 1 (NaN stays NaN)
+	OpSign                       // -1, 0 or 1 (+0 for ±0 and NaN, as PyTorch)
 	OpExp                        // e^x
 	OpLog                        // natural log
 	OpLog1p                      // log(1+x)

@@ -1,5 +1,7 @@
 package ir
 
+import "math"
+
 // Tensor is a backend's handle to one tensor's storage and layout. Only the
 // backend that made it may interpret it; everyone else uses Shape and
 // DType only.
@@ -41,7 +43,8 @@ type Op struct {
 	// Scalars hold numeric attributes (Full's value, Arange's start and
 	// step, a distribution's parameters, Pad's value).
 	Scalars [2]float64
-	// Ints hold integer lists (Permute's and Flip's axes, Pad's widths).
+	// Ints hold integer lists (Permute's and Flip's axes, Pad's widths,
+	// an integer Arange's exact start and step).
 	Ints []int
 	// Attrs holds the rarer attributes (convolution, pooling, slicing,
 	// optimizer), nil when the kind has none.
@@ -148,12 +151,19 @@ func (op *Op) Pad(i int) (before, after int) { return op.Ints[2*i], op.Ints[2*i+
 // Range selects Start, Start+Step, ... < End along one axis.
 type Range struct{ Start, End, Step int }
 
-// Len is the number of elements the range selects.
+// Len is the number of elements the range selects, computed without
+// overflow for any bounds and step: ⌈(End − Start)/Step⌉, or 0 when
+// End <= Start or Step <= 0. A count above math.MaxInt (only bounds more
+// than math.MaxInt apart, which no axis has, select that many) is
+// reported as math.MaxInt.
 func (r Range) Len() int {
 	if r.End <= r.Start || r.Step <= 0 {
 		return 0
 	}
-	return (r.End - r.Start + r.Step - 1) / r.Step
+	// The distance in uint64 is exact for every pair of ints (wrapping
+	// subtraction of two's-complement values).
+	n := (uint64(r.End)-uint64(r.Start)-1)/uint64(r.Step) + 1
+	return int(min(n, math.MaxInt))
 }
 
 // ConvOptions are the attributes of a 2-d convolution, PyTorch's names:

@@ -41,30 +41,46 @@ func BroadcastShapes(a, b []int) (out []int, ok bool) {
 	return out, true
 }
 
-// CheckShape returns an error for a shape with a negative size or more
-// elements than an int can count.
+// CheckShape returns an error for a shape with a negative size, or whose
+// sizes other than 0 multiply to more than an int can count. An empty
+// shape (a size 0) is held to the same bound as any other, so that every
+// stride and every product of a run of axes (a flattened size) of a valid
+// shape fits an int.
 func CheckShape(shape []int) error {
-	n := 1
-	zero := false
 	for _, s := range shape {
 		if s < 0 {
 			return errorf("negative size in shape %v", shape)
 		}
-		if s == 0 {
-			zero = true
-		}
 	}
-	if zero {
-		return nil
-	}
+	n := 1
 	for _, s := range shape {
+		if s == 0 {
+			continue
+		}
 		hi, lo := bits.Mul64(uint64(n), uint64(s))
 		if hi != 0 || lo > math.MaxInt {
+			if slices.Contains(shape, 0) {
+				return errorf("shape %v has more elements than an int can count, not counting its empty axes", shape)
+			}
 			return errorf("shape %v has more elements than an int can count", shape)
 		}
 		n = int(lo)
 	}
 	return nil
+}
+
+// NumBytes returns the number of bytes of a tensor of shape and dtype dt,
+// or an error when the shape is invalid (CheckShape) or the count exceeds
+// what an int can count.
+func NumBytes(shape []int, dt DType) (int, error) {
+	if err := CheckShape(shape); err != nil {
+		return 0, err
+	}
+	n, sz := NumElements(shape), dt.Size()
+	if sz > 0 && n > math.MaxInt/sz {
+		return 0, errorf("shape %v of %v needs more bytes than an int can count", shape, dt)
+	}
+	return n * sz, nil
 }
 
 // ConvOutputSize returns the spatial output size [Ho, Wo] of a convolution

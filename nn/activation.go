@@ -7,7 +7,10 @@ import "github.com/emberml/ember"
 type Relu struct{}
 
 // Forward returns x.Relu().
-func (Relu) Forward(x *ember.Tensor) *ember.Tensor { return x.Relu() }
+func (Relu) Forward(x *ember.Tensor) *ember.Tensor {
+	need("relu", []string{"x"}, x)
+	return x.Relu()
+}
 
 // NamedParameters returns nil.
 func (Relu) NamedParameters() []NamedParam { return nil }
@@ -17,7 +20,10 @@ func (Relu) NamedParameters() []NamedParam { return nil }
 type Gelu struct{}
 
 // Forward returns x.Gelu().
-func (Gelu) Forward(x *ember.Tensor) *ember.Tensor { return x.Gelu() }
+func (Gelu) Forward(x *ember.Tensor) *ember.Tensor {
+	need("gelu", []string{"x"}, x)
+	return x.Gelu()
+}
 
 // NamedParameters returns nil.
 func (Gelu) NamedParameters() []NamedParam { return nil }
@@ -29,6 +35,7 @@ type Flatten struct{}
 
 // Forward flattens every axis after the first.
 func (Flatten) Forward(x *ember.Tensor) *ember.Tensor {
+	need("flatten", []string{"x"}, x)
 	if x.Rank() == 0 {
 		fail("flatten", x, "needs at least one axis")
 	}

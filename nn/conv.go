@@ -31,6 +31,9 @@ func NewConv2d(in, out, kernel int, opts ember.ConvOptions, dev ember.Device) *C
 	if in <= 0 || out <= 0 || kernel <= 0 || g < 0 || in%g != 0 || out%g != 0 {
 		fail("conv2d", nil, "invalid sizes in=%d out=%d kernel=%d groups=%d (groups must divide in and out)", in, out, kernel, g)
 	}
+	if in/g > math.MaxInt/kernel/kernel {
+		fail("conv2d", nil, "weight [%d, %d, %d, %d] has more elements than an int can count", out, in/g, kernel, kernel)
+	}
 	fanIn := in / g * kernel * kernel
 	return &Conv2d{
 		Weight: newParam(KaimingUniform([]int{out, in / g, kernel, kernel}, fanIn, math.Sqrt(5), dev)),
@@ -43,6 +46,7 @@ func NewConv2d(in, out, kernel int, opts ember.ConvOptions, dev ember.Device) *C
 // Forward convolves x [N, in, H, W]. It panics with an *ember.Error on a
 // rank or channel mismatch or an empty output.
 func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
+	need("conv2d", []string{"x"}, x)
 	if x.Rank() != 4 || x.Dim(1) != c.in {
 		fail("conv2d", x, "input must be [N, %d, H, W]", c.in)
 	}

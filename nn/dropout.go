@@ -32,6 +32,7 @@ func (d *Dropout) Training() bool { return d.training }
 // Forward applies dropout to a float tensor of any shape (same shape and
 // dtype out). It panics with an *ember.Error for non-float input.
 func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
+	need("dropout", []string{"x"}, x)
 	if !x.DType().IsFloat() {
 		fail("dropout", x, "needs a float tensor")
 	}

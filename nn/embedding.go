@@ -30,6 +30,7 @@ func NewEmbedding(num, dim int, dev ember.Device) *Embedding {
 // It panics with an *ember.Error for non-integer indices or indices out of
 // range.
 func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
+	need("embedding", []string{"idx"}, idx)
 	if !idx.DType().IsInt() {
 		fail("embedding", idx, "indices must be an integer tensor")
 	}

@@ -9,11 +9,20 @@ import (
 // The initializers below follow torch.nn.init. They sample with the
 // device's generator (Device.Seed makes them reproducible) in the device's
 // float dtype and return plain, untracked tensors; layers turn them into
-// parameters. They panic with an *ember.Error when a fan is not positive.
+// parameters. They panic with an *ember.Error when a fan is not positive
+// or the slope a is not finite.
 
 // leakyReluGain is torch.nn.init.calculate_gain("leaky_relu", a):
 // √(2 / (1 + a²)). a = 0 gives the ReLU gain √2.
 func leakyReluGain(a float64) float64 { return math.Sqrt(2 / (1 + a*a)) }
+
+// checkSlope panics with an *ember.Error for op when the negative slope a
+// is NaN or infinite.
+func checkSlope(op string, a float64) {
+	if math.IsNaN(a) || math.IsInf(a, 0) {
+		fail(op, nil, "slope a must be finite, got %v", a)
+	}
+}
 
 func checkFan(op string, fans ...int) {
 	for _, f := range fans {
@@ -30,6 +39,7 @@ func checkFan(op string, fans ...int) {
 // b = 1/√fanIn).
 func KaimingUniform(shape []int, fanIn int, a float64, dev ember.Device) *ember.Tensor {
 	checkFan("kaiming_uniform", fanIn)
+	checkSlope("kaiming_uniform", a)
 	b := leakyReluGain(a) * math.Sqrt(3/float64(fanIn))
 	return ember.Random(shape, ember.Uniform(-b, b), dev.Inner()).ToDevice(dev)
 }
@@ -39,6 +49,7 @@ func KaimingUniform(shape []int, fanIn int, a float64, dev ember.Device) *ember.
 // with mode "fan_in" and nonlinearity "leaky_relu".
 func KaimingNormal(shape []int, fanIn int, a float64, dev ember.Device) *ember.Tensor {
 	checkFan("kaiming_normal", fanIn)
+	checkSlope("kaiming_normal", a)
 	std := leakyReluGain(a) / math.Sqrt(float64(fanIn))
 	return ember.Random(shape, ember.Normal(0, std), dev.Inner()).ToDevice(dev)
 }
@@ -47,7 +58,7 @@ func KaimingNormal(shape []int, fanIn int, a float64, dev ember.Device) *ember.T
 // b = √(6 / (fanIn + fanOut)), PyTorch's xavier_uniform_ with gain 1.
 func XavierUniform(shape []int, fanIn, fanOut int, dev ember.Device) *ember.Tensor {
 	checkFan("xavier_uniform", fanIn, fanOut)
-	b := math.Sqrt(6 / float64(fanIn+fanOut))
+	b := math.Sqrt(6 / (float64(fanIn) + float64(fanOut))) // the sum cannot overflow
 	return ember.Random(shape, ember.Uniform(-b, b), dev.Inner()).ToDevice(dev)
 }
 
@@ -55,7 +66,7 @@ func XavierUniform(shape []int, fanIn, fanOut int, dev ember.Device) *ember.Tens
 // σ = √(2 / (fanIn + fanOut)), PyTorch's xavier_normal_ with gain 1.
 func XavierNormal(shape []int, fanIn, fanOut int, dev ember.Device) *ember.Tensor {
 	checkFan("xavier_normal", fanIn, fanOut)
-	std := math.Sqrt(2 / float64(fanIn+fanOut))
+	std := math.Sqrt(2 / (float64(fanIn) + float64(fanOut)))
 	return ember.Random(shape, ember.Normal(0, std), dev.Inner()).ToDevice(dev)
 }
 

@@ -36,6 +36,7 @@ func NewLinear(in, out int, dev ember.Device) *Linear {
 // including none). It panics with an *ember.Error when x's last axis is
 // not in.
 func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
+	need("linear", []string{"x"}, x)
 	if x.Rank() == 0 || x.Dim(-1) != l.in {
 		fail("linear", x, "input's last axis must have size %d", l.in)
 	}

@@ -15,6 +15,7 @@ import "github.com/emberml/ember"
 // panics with an *ember.Error on shape or dtype mismatches, N = 0, or a
 // target out of range.
 func CrossEntropy(logits, targets *ember.Tensor) *ember.Tensor {
+	need("cross_entropy", []string{"logits", "targets"}, logits, targets)
 	if logits.Rank() != 2 || !logits.DType().IsFloat() {
 		fail("cross_entropy", logits, "logits must be a float tensor [N, C]")
 	}
@@ -34,6 +35,7 @@ func CrossEntropy(logits, targets *ember.Tensor) *ember.Tensor {
 // target broadcasts against pred. It panics with an *ember.Error when the
 // shapes do not broadcast or the tensors are empty.
 func MSE(pred, target *ember.Tensor) *ember.Tensor {
+	need("mse", []string{"pred", "target"}, pred, target)
 	d := pred.Sub(target)
 	if d.NumElements() == 0 {
 		fail("mse", pred, "needs at least one element")

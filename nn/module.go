@@ -104,7 +104,27 @@ func fail(op string, x *ember.Tensor, format string, args ...any) {
 	panic(&ember.Error{Op: op, Operands: ops, Msg: fmt.Sprintf(format, args...)})
 }
 
-// describe formats an operand as "NAME [2 3] f32 on cpu".
+// describe formats an operand as "NAME [2 3] f32 on cpu" ("NAME <nil>"
+// for nil).
 func describe(name string, t *ember.Tensor) string {
+	if t == nil {
+		return name + " <nil>"
+	}
 	return fmt.Sprintf("%s %v %v on %v", name, t.Shape(), t.DType(), t.Device())
+}
+
+// need panics with an *ember.Error for op when one of xs, whose operand
+// names are names, is nil. Every exported function and Forward method of
+// this package checks its tensors with it before reading them.
+func need(op string, names []string, xs ...*ember.Tensor) {
+	for i, x := range xs {
+		if x != nil {
+			continue
+		}
+		ops := make([]string, len(xs))
+		for j, y := range xs {
+			ops[j] = describe(names[j], y)
+		}
+		panic(&ember.Error{Op: op, Operands: ops, Msg: "operand " + names[i] + " is a nil *Tensor"})
+	}
 }

@@ -67,6 +67,7 @@ func (b *BatchNorm) Training() bool { return b.training }
 // has rank < 2 or C differs from the layer's channels, and in training mode
 // when a channel has only one value (N·H·W = 1), as PyTorch.
 func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
+	need("batch_norm", []string{"x"}, x)
 	if x.Rank() < 2 || x.Dim(1) != b.channels {
 		fail("batch_norm", x, "input must be [N, %d, ...]", b.channels)
 	}
@@ -151,6 +152,7 @@ func NewLayerNorm(dim int, dev ember.Device) *LayerNorm {
 // Forward normalizes x [..., dim]. It panics with an *ember.Error when the
 // last axis is not dim.
 func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
+	need("layer_norm", []string{"x"}, x)
 	if x.Rank() == 0 || x.Dim(-1) != l.dim {
 		fail("layer_norm", x, "input's last axis must have size %d", l.dim)
 	}

@@ -19,7 +19,10 @@ func NewMaxPool2d(kernel, stride int) *MaxPool2d {
 }
 
 // Forward returns x.MaxPool2d(Opts).
-func (p *MaxPool2d) Forward(x *ember.Tensor) *ember.Tensor { return x.MaxPool2d(p.Opts) }
+func (p *MaxPool2d) Forward(x *ember.Tensor) *ember.Tensor {
+	need("max_pool2d", []string{"x"}, x)
+	return x.MaxPool2d(p.Opts)
+}
 
 // NamedParameters returns nil.
 func (p *MaxPool2d) NamedParameters() []NamedParam { return nil }
@@ -43,6 +46,7 @@ func NewAvgPool2d(kernel, stride int) *AvgPool2d {
 
 // Forward returns x.AvgPool2d(Opts, CountIncludePad).
 func (p *AvgPool2d) Forward(x *ember.Tensor) *ember.Tensor {
+	need("avg_pool2d", []string{"x"}, x)
 	return x.AvgPool2d(p.Opts, p.CountIncludePad)
 }
 

@@ -20,6 +20,7 @@ func NewSequential(mods ...Module) *Sequential {
 
 // Forward applies the modules in order (x itself when there are none).
 func (s *Sequential) Forward(x *ember.Tensor) *ember.Tensor {
+	need("sequential", []string{"x"}, x)
 	for _, m := range s.Modules {
 		x = m.Forward(x)
 	}

@@ -52,9 +52,10 @@ func (b *Backend) Strategy() CheckpointingStrategy {
 }
 
 // Supports reports whether Exec runs kind k on dtype dt as one op:
-//   - a kind with a gradient rule when it is a base kind or the inner
-//     backend supports it for dt. A fast-path kind the inner backend lacks
-//     (MaxPool2d on flex) is thus lowered by the caller (ir.Run) above
+//   - a kind with a gradient rule when it is a base kind, the inner
+//     backend supports it for dt, or its rule is marked whole (MaxPool2d,
+//     whose gradient is not its decomposition's). Another fast-path kind
+//     the inner backend lacks is thus lowered by the caller (ir.Run) above
 //     autodiff, which records the base ops of its decomposition;
 //   - always, a kind that is run untracked (creation, the gradient kinds
 //     ExtremumGrad, SliceScatter, Conv2dWeightGrad and MaxPool2dGrad, the
@@ -70,7 +71,7 @@ func (b *Backend) Supports(k ir.Kind, dt backend.DType) bool {
 	if r.nondiff {
 		return true
 	}
-	return r.backward != nil && (ir.SpecOf(k).Decompose == nil || b.inner.Supports(k, dt))
+	return r.backward != nil && (r.whole || ir.SpecOf(k).Decompose == nil || b.inner.Supports(k, dt))
 }
 
 // Exec runs op on the inner backend (with ir.Run, so a kind the inner

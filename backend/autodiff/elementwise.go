@@ -155,19 +155,22 @@ func binaryGrad(s *state, bop ir.BinaryOp, g backend.Tensor) (ga, gb backend.Ten
 			gb = ir.Mul(e, g, ir.Where(e, zero, ir.Scalar(e, t.DType(), 0), t))
 		}
 	case ir.OpMax, ir.OpMin:
+		// PyTorch's rule: g/2 to each of tied operands, 0 to the one
+		// that loses, g otherwise, so both get g where either is NaN.
 		av, bv := s.in(0), s.in(1)
-		win := ir.OpGt
+		lose := ir.OpLt
 		if bop == ir.OpMin {
-			win = ir.OpLt
+			lose = ir.OpGt
 		}
 		tie := ir.Binary(e, ir.OpEq, av, bv)
 		half := ir.Scalar(e, g.DType(), 0.5)
 		zero := ir.Scalar(e, g.DType(), 0)
+		one := ir.Scalar(e, g.DType(), 1)
 		if wa {
-			ga = ir.Mul(e, g, ir.Where(e, ir.Binary(e, win, av, bv), ir.Scalar(e, g.DType(), 1), ir.Where(e, tie, half, zero)))
+			ga = ir.Mul(e, g, ir.Where(e, tie, half, ir.Where(e, ir.Binary(e, lose, av, bv), zero, one)))
 		}
 		if wb {
-			gb = ir.Mul(e, g, ir.Where(e, ir.Binary(e, win, bv, av), ir.Scalar(e, g.DType(), 1), ir.Where(e, tie, half, zero)))
+			gb = ir.Mul(e, g, ir.Where(e, tie, half, ir.Where(e, ir.Binary(e, lose, bv, av), zero, one)))
 		}
 	case ir.OpAtan2:
 		av, bv := s.in(0), s.in(1)

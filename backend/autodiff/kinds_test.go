@@ -20,13 +20,14 @@ func (l limitedInner) Supports(k ir.Kind, dt backend.DType) bool {
 
 // TestSupports checks which kinds autodiff runs as one op: base kinds and
 // the kinds run untracked always; fast-path kinds with a gradient rule
-// exactly when the inner backend supports them.
+// exactly when the inner backend supports them, or always when the rule
+// is marked whole (MaxPool2d).
 func TestSupports(t *testing.T) {
 	for _, inner := range []backend.Backend{newInner(), limitedInner{newInner()}} {
 		b := New(inner, false)
 		for _, k := range ir.Kinds() {
 			for _, dt := range []backend.DType{backend.F64, backend.F32} {
-				want := ir.SpecOf(k).Decompose == nil || rules[k].nondiff || inner.Supports(k, dt)
+				want := ir.SpecOf(k).Decompose == nil || rules[k].nondiff || rules[k].whole || inner.Supports(k, dt)
 				if got := b.Supports(k, dt); got != want {
 					t.Errorf("%T: Supports(%v, %v) = %v, want %v", inner, k, dt, got, want)
 				}

@@ -23,6 +23,11 @@ type rule struct {
 	// output j (nil when output j got none). It computes with ir
 	// builders on s.e, the inner backend, and records nothing.
 	backward func(s *state, gs *ir.Outputs, dx []backend.Tensor)
+	// whole marks a kind whose gradient is not its decomposition's
+	// (max pooling routes to the selected tap; its decomposition, a max
+	// reduction, would split ties): autodiff records it as one node even
+	// where the inner backend lowers it.
+	whole bool
 	// nondiff marks kinds that are run untracked: creation kinds, the
 	// gradient kernels that appear only in backward functions and the
 	// optimizer steps. Their outputs are never tracked.

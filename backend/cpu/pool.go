@@ -47,14 +47,14 @@ func maxPoolT[T float](op ir.Op, alloc func(int) []T, tap func(best, data []T, i
 
 // maxPool2dGrad returns the gradient op.Shape [N, C, H, W] with respect to
 // x = In[0] of y = MaxPool2d(x) (In[1]) for the output gradient g (In[2];
-// all three F32, Flex32 or F64 of one dtype, any layout): each tap equal
-// to its window's maximum gets g/count (tied maxima share evenly; a NaN
-// window spreads NaN), the per-offset contributions summed in the order of
-// the decomposition of ir.KindMaxPool2dGrad, so the result is
-// bit-identical to it. Per plane: one pass over the windows for the
-// counts, then one scatter per kernel offset into the output, the planes
-// spread over the worker pool. Other operands are lowered with the
-// decomposition.
+// all three F32, Flex32 or F64 of one dtype, any layout): each window's g
+// goes whole to its selected tap, the first in kernel order equal to its
+// maximum (the first NaN of a NaN window), as PyTorch's max_pool2d; the
+// per-offset contributions are summed in the order of the decomposition
+// of ir.KindMaxPool2dGrad, so the result is bit-identical to it. Per
+// plane: one pass over the windows for the selected taps, then one
+// scatter per kernel offset into the output, the planes spread over the
+// worker pool. Other operands are lowered with the decomposition.
 func (be *Backend) maxPool2dGrad(op ir.Op) ir.Outputs {
 	if out := maxPoolGradT(op, be.f32); out != nil {
 		return ir.One(out)
@@ -265,63 +265,47 @@ func fill[T float32 | float64](s []T, v T) {
 	}
 }
 
-// eqInt is 1 when a == b, else 0 (0 when either is NaN).
-func eqInt[T float32 | float64](a, b T) int32 {
-	var e int32
-	if a == b {
-		e = 1
+// selectTap returns the tap i·kW + j of window (ho, wo) of the plane at
+// xb that receives the window's gradient: the first in row-major kernel
+// order equal to the window's maximum m, or the first NaN when m is NaN
+// (padding taps read neg, -Inf), as decomposeMaxPool2dGrad selects.
+func selectTap[T float32 | float64](x view4[T], xb int, m T, ho, wo int, g *poolGeom, neg T) int32 {
+	nan := m != m
+	for i := range g.kh {
+		r := ho*g.sH + i*g.dH - g.pH
+		for j := range g.kw {
+			c := wo*g.sW + j*g.dW - g.pW
+			v := neg
+			if r >= 0 && r < g.h && c >= 0 && c < g.w {
+				v = x.data[xb+r*x.st[2]+c*x.st[3]]
+			}
+			if v == m || (nan && v != v) {
+				return int32(i*g.kw + j)
+			}
+		}
 	}
-	return e
+	return -1
 }
 
 // maxPoolBwd writes the gradient planes into out ([N·C, H, W]).
 func maxPoolBwd[T float32 | float64](out []T, x, y, gr view4[T], g *poolGeom) {
 	neg := T(math.Inf(-1))
 	negZero := T(math.Copysign(0, -1))
-	sh, sw := x.st[2], x.st[3]
-	step := g.sW * sw
 	nOut := g.ho * g.wo
 	colPart := make([]bool, g.w) // column reached by fewer than kW kernel columns
 	for c, n := range g.colCov {
 		colPart[c] = n < g.kw
 	}
 	workers.ParallelGrain(g.n*g.c, poolGrain(g.h*g.w), func(lo, hi int) {
-		ys := make([]T, nOut)     // the plane's maxima
-		qs := make([]T, nOut)     // g / count per window
-		cs := make([]int32, g.wo) // one row's counts of taps equal to the maximum
+		qs := make([]T, nOut)      // each window's g
+		sel := make([]int32, nOut) // each window's selected tap i·kW + j
 		for p := lo; p < hi; p++ {
 			xb, yb, gb := x.plane(p, g.c), y.plane(p, g.c), gr.plane(p, g.c)
 			for ho := range g.ho {
-				yr := ys[ho*g.wo : (ho+1)*g.wo]
-				for wo := range yr {
-					yr[wo] = y.data[yb+ho*y.st[2]+wo*y.st[3]]
-				}
-				// Count each window's taps equal to its maximum (padding
-				// taps read -Inf).
-				clear(cs)
-				for i := range g.kh {
-					r := ho*g.sH + i*g.dH - g.pH
-					for j := range g.kw {
-						wlo, whi := g.woLo[j], g.woHi[j]
-						if r < 0 || r >= g.h {
-							wlo, whi = g.wo, g.wo
-						}
-						for wo := range wlo {
-							cs[wo] += eqInt(yr[wo], neg)
-						}
-						idx := xb + r*sh + (wlo*g.sW+j*g.dW-g.pW)*sw
-						for wo := wlo; wo < whi; wo++ {
-							cs[wo] += eqInt(x.data[idx], yr[wo])
-							idx += step
-						}
-						for wo := whi; wo < g.wo; wo++ {
-							cs[wo] += eqInt(yr[wo], neg)
-						}
-					}
-				}
-				qr := qs[ho*g.wo : (ho+1)*g.wo]
-				for wo := range qr {
-					qr[wo] = gr.data[gb+ho*gr.st[2]+wo*gr.st[3]] / T(cs[wo])
+				for wo := range g.wo {
+					m := y.data[yb+ho*y.st[2]+wo*y.st[3]]
+					qs[ho*g.wo+wo] = gr.data[gb+ho*gr.st[2]+wo*gr.st[3]]
+					sel[ho*g.wo+wo] = selectTap(x, xb, m, ho, wo, g, neg)
 				}
 			}
 			// One scatter per kernel offset, from the last to the first,
@@ -357,12 +341,14 @@ func maxPoolBwd[T float32 | float64](out []T, x, y, gr view4[T], g *poolGeom) {
 							continue
 						}
 						row := dst[r*g.w+c0:]
-						yr, qr := ys[ho*g.wo+wlo:ho*g.wo+whi], qs[ho*g.wo+wlo:ho*g.wo+whi]
-						idx := xb + r*sh + c0*sw
-						for n, m := range yr {
-							e := T(eqInt(x.data[idx], m))
-							row[n*g.sW] += T(qr[n] * e) // rounded product, no fused multiply-add
-							idx += step
+						sr, qr := sel[ho*g.wo+wlo:ho*g.wo+whi], qs[ho*g.wo+wlo:ho*g.wo+whi]
+						k := int32(i*g.kw + j)
+						for n, t := range sr {
+							var v T // +0 for a tap that is not selected
+							if t == k {
+								v = qr[n]
+							}
+							row[n*g.sW] += v
 						}
 					}
 				}

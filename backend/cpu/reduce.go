@@ -16,7 +16,8 @@ func init() { kernels.Set(ir.KindReduce, (*Backend).reduce, nil) }
 // axis of a matrix (a column sum, as a bias gradient) run here in
 // parallel: sums accumulate in float64 like flex's, Max and Min propagate
 // NaN. Results agree with flex up to the order of the float64 additions.
-// Everything else, and empty axes, run on flex.
+// Everything else, and empty axes, run on flex (whose F64 sums add
+// pairwise).
 func (be *Backend) reduce(op ir.Op) ir.Outputs {
 	r := ir.ReduceOp(op.Sub)
 	if isF32(op.DType) && (r == backend.ReduceSum || r == backend.ReduceMax || r == backend.ReduceMin) {

@@ -130,6 +130,18 @@ func (b *Backend) arange(start, step float64, n int, dt backend.DType) *Tensor {
 	return tensorOf(b.FromData(d))
 }
 
+// arangeInts returns [start, start+step, ..., start+(n-1)*step] of integer
+// dt: each element is computed exactly in int64 on the host (inference
+// has checked that every element fits dt) and converted to dt.
+func (b *Backend) arangeInts(start, step int64, n int, dt backend.DType) *Tensor {
+	raw := make([]byte, 8*n)
+	for i := range n {
+		binary.LittleEndian.PutUint64(raw[8*i:], uint64(start+int64(i)*step))
+	}
+	d := (&backend.TensorData{Shape: []int{n}, DType: backend.I64, Bytes: raw}).Convert(dt)
+	return tensorOf(b.FromData(d))
+}
+
 // stagingSet tracks the pinned host buffers made by Staging, by address.
 type stagingSet struct {
 	mu sync.Mutex

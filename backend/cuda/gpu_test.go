@@ -100,6 +100,9 @@ func TestGPUFullArange(t *testing.T) {
 	b := gpu(t)
 	for _, dt := range backend.AllDTypes {
 		for _, v := range []float64{-2.7, 3.25, 1e5} {
+			if ir.ScalarFits(v, dt) != nil {
+				continue // not a value of dt: Full refuses it (ir's tests)
+			}
 			got, err := b.ToData(ir.Full(b, []int{33, 5}, dt, v))
 			if err != nil {
 				t.Fatal(err)

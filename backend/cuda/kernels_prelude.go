@@ -92,7 +92,7 @@ template <typename C> __device__ __forceinline__ C un_float(int op, C x) {
 	switch (op) {
 	case 1: return -x;
 	case 2: return fabs(x);
-	case 3: return x > (C)0 ? (C)1 : (x < (C)0 ? (C)-1 : x);
+	case 3: return x > (C)0 ? (C)1 : (x < (C)0 ? (C)-1 : (C)0);
 	case 4: return exp(x);
 	case 5: return log(x);
 	case 6: return log1p(x);

@@ -15,8 +15,12 @@ func execFull(b *Backend, op ir.Op) ir.Outputs {
 }
 
 // execArange is the kernel of KindArange: op.Shape[0] elements of op.DType
-// from op.Scalars[0] in steps of op.Scalars[1] (see arange).
+// from start in steps of step, exactly in int64 for the integer form
+// (op.Ints, see arangeInts), else from op.Scalars in float64 (see arange).
 func execArange(b *Backend, op ir.Op) ir.Outputs {
+	if start, step, ok := ir.ArangeInts(&op); ok {
+		return ir.One(b.arangeInts(start, step, op.Shape[0], op.DType))
+	}
 	return ir.One(b.arange(op.Scalars[0], op.Scalars[1], op.Shape[0], op.DType))
 }
 

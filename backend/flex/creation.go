@@ -56,9 +56,19 @@ func (be *Backend) full(op ir.Op) ir.Outputs {
 }
 
 // arange makes the rank-1 tensor [start, start+step, ..., start+(n-1)*step]
-// of op.Shape [n] (Scalars: start, step): each element is computed in
-// float64 and converted to op.DType as Cast does.
+// of op.Shape [n]. In the exact integer form (Ints: start, step; see
+// ir.ArangeInts) each element is computed in int64, exactly (inference has
+// checked that every element fits op.DType); otherwise (Scalars: start,
+// step) each element is computed in float64 and converted to op.DType as
+// Cast does.
 func (be *Backend) arange(op ir.Op) ir.Outputs {
+	if start, step, ok := ir.ArangeInts(&op); ok {
+		vals := make(ivec[int64], op.Shape[0])
+		for i := range vals {
+			vals[i] = start + int64(i)*step // exact: wrapping arithmetic, and the true value fits int64
+		}
+		return ir.One(newTensor(op.DType, op.Shape, castStorage(ist(vals), backend.I64, op.DType)))
+	}
 	start, step := op.Scalars[0], op.Scalars[1]
 	vals := make(fvec[float64], op.Shape[0])
 	for i := range vals {

@@ -30,7 +30,7 @@ func refUnary(op backend.UnaryOp, x float64) float64 {
 		} else if x < 0 {
 			return -1
 		}
-		return x
+		return 0 // ±0 and NaN, as PyTorch's sign
 	case backend.OpExp:
 		return math.Exp(x)
 	case backend.OpLog:
@@ -171,7 +171,7 @@ func TestUnarySemantics(t *testing.T) {
 		s := mk(ref{[]int{4}, []float64{-1000, 1000, 0, -30}}, dt)
 		check(t, "sigmoid extremes "+dt.String(), ir.Unary(tb, backend.OpSigmoid, s), ref{[]int{4}, []float64{0, 1, 0.5, 1 / (1 + math.Exp(30))}}, dt)
 		n := mk(ref{[]int{3}, []float64{nan, -2, 0}}, dt)
-		check(t, "sign nan "+dt.String(), ir.Unary(tb, backend.OpSign, n), ref{[]int{3}, []float64{nan, -1, 0}}, dt)
+		check(t, "sign nan "+dt.String(), ir.Unary(tb, backend.OpSign, n), ref{[]int{3}, []float64{0, -1, 0}}, dt)
 	}
 }
 

@@ -15,7 +15,11 @@ func TestSeedDeterminism(t *testing.T) {
 		var all []float64
 		for _, dt := range backend.AllDTypes {
 			all = append(all, read(t, random(be, []int{3, 5}, dt, backend.Distribution{Kind: backend.DistNormal, A: 1, B: 3})).v...)
-			all = append(all, read(t, random(be, []int{7}, dt, backend.Distribution{Kind: backend.DistUniform, A: -4, B: 9})).v...)
+			lo := -4.0
+			if !dt.IsSigned() {
+				lo = 0 // integers below 0 are not values of an unsigned dtype
+			}
+			all = append(all, read(t, random(be, []int{7}, dt, backend.Distribution{Kind: backend.DistUniform, A: lo, B: 9})).v...)
 		}
 		return all
 	}

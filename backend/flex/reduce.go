@@ -13,7 +13,7 @@ func init() { kernels.Set(ir.KindReduce, (*Backend).reduce, nil) }
 // sum/prod/amax/amin/argmax/argmin with dim and keepdim; op.Shape has the
 // axis removed or kept as 1). Sum, Prod, Max and Min keep x's dtype;
 // float32 (and F16, BF16, Flex32) sums and products accumulate in float64;
-// integer sums wrap. Max, Min, ArgMax and ArgMin propagate NaN
+// F64 sums add pairwise (see sumPairwise); integer sums wrap. Max, Min, ArgMax and ArgMin propagate NaN
 // (ArgMax/ArgMin give the first NaN's index) and ties pick the lowest
 // index; the Arg ops return I64. On Bool, Sum and Max are "any", Prod and
 // Min "all". An empty axis gives Sum 0, Prod 1, Max -Inf (the smallest
@@ -104,6 +104,87 @@ func sumT[T number, A number](x []T, outer, r, inner int, prod bool) []T {
 	return out
 }
 
+// pairBlock is the length up to which pairwise summation adds
+// sequentially.
+const pairBlock = 128
+
+// sumPairwise sums float64 x along r by pairwise (cascade) summation, as
+// NumPy does: each lane's elements are split in halves recursively down to
+// blocks of at most pairBlock, which add sequentially. The rounding error
+// grows with log2(r) rather than r, and the order of the additions depends
+// only on r, so results are the same for any number of workers.
+func sumPairwise(x []float64, outer, r, inner int) []float64 {
+	out := make([]float64, outer*inner)
+	if r == 0 {
+		return out
+	}
+	reduceTasks(outer, r, inner, func(o, lo, hi int) {
+		base := o * r * inner
+		if inner == 1 {
+			out[o] = pairwiseRow(x[base : base+r])
+			return
+		}
+		var bufs [][]float64 // one scratch row per recursion depth
+		pairwiseRows(x[base:], inner, lo, hi, 0, r, out[o*inner+lo:o*inner+hi], &bufs, 0)
+	})
+	return out
+}
+
+// pairwiseRow is the pairwise sum of contiguous x: blocks of up to
+// pairBlock elements add in eight interleaved partial sums.
+func pairwiseRow(x []float64) float64 {
+	if len(x) > pairBlock {
+		h := len(x) / 2
+		return pairwiseRow(x[:h]) + pairwiseRow(x[h:])
+	}
+	var s [8]float64
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		v := x[i : i+8 : i+8]
+		s[0] += v[0]
+		s[1] += v[1]
+		s[2] += v[2]
+		s[3] += v[3]
+		s[4] += v[4]
+		s[5] += v[5]
+		s[6] += v[6]
+		s[7] += v[7]
+	}
+	for ; i < len(x); i++ {
+		s[0] += x[i]
+	}
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+}
+
+// pairwiseRows writes to dst the pairwise sums over rows [j0, j1) of the
+// columns [lo, hi) of x, whose rows are inner elements apart: ranges of up
+// to pairBlock rows add sequentially, longer ones split in halves whose
+// sums are added. bufs holds a scratch row per depth.
+func pairwiseRows(x []float64, inner, lo, hi, j0, j1 int, dst []float64, bufs *[][]float64, depth int) {
+	if j1-j0 <= pairBlock {
+		clear(dst) // from +0, as the other sums (a lane of -0 sums to +0)
+		for j := j0; j < j1; j++ {
+			for i, v := range x[j*inner+lo : j*inner+hi] {
+				dst[i] += v
+			}
+		}
+		return
+	}
+	mid := j0 + (j1-j0)/2
+	pairwiseRows(x, inner, lo, hi, j0, mid, dst, bufs, depth+1)
+	for len(*bufs) <= depth {
+		*bufs = append(*bufs, nil)
+	}
+	if (*bufs)[depth] == nil {
+		(*bufs)[depth] = make([]float64, hi-lo)
+	}
+	tmp := (*bufs)[depth]
+	pairwiseRows(x, inner, lo, hi, mid, j1, tmp, bufs, depth+1)
+	for i, v := range tmp {
+		dst[i] += v
+	}
+}
+
 // extremeT finds the max (or min, when !isMax) along r and its index. NaN
 // wins over every number and the first one found stays; ties keep the
 // lowest index. empty is the value of an empty axis.
@@ -139,6 +220,9 @@ func (p *fvec[T]) reduce(op backend.ReduceOp, outer, r, inner int) storage {
 	s := *p
 	switch op {
 	case backend.ReduceSum:
+		if f, ok := any([]T(s)).([]float64); ok {
+			return fst(sumPairwise(f, outer, r, inner))
+		}
 		return fst(sumT[T, float64](s, outer, r, inner, false))
 	case backend.ReduceProd:
 		return fst(sumT[T, float64](s, outer, r, inner, true))

@@ -26,7 +26,7 @@ func floatUnary[T float](op backend.UnaryOp) func(T) T {
 			case x < 0:
 				return -1
 			}
-			return x // ±0 and NaN
+			return 0 // +0 for ±0 and NaN, as PyTorch's sign
 		}
 	case backend.OpExp:
 		return f64(math.Exp)

@@ -179,7 +179,8 @@ func edgeClose(got, want float64) bool {
 
 // TestGradientEdges checks forward values and gradients of ops at their
 // boundary cases (±0, ±∞, NaN, ties, rows with no finite entry) against
-// PyTorch's, on flex and cpu: the loss Σ w·y with PyTorch's weights w.
+// PyTorch's, on every local device: the loss Σ w·y with PyTorch's
+// weights w.
 func TestGradientEdges(t *testing.T) {
 	raw, err := os.ReadFile("testdata/grad_edges.json")
 	if err != nil {
@@ -192,7 +193,15 @@ func TestGradientEdges(t *testing.T) {
 	if err := json.Unmarshal(raw, &file); err != nil {
 		t.Fatal(err)
 	}
-	for _, dev := range []ember.Device{ember.Flex().Autodiff(), ember.CPU().Autodiff()} {
+	var devs []ember.Device
+	seen := map[string]bool{}
+	for _, d := range append(ember.Enumerate(), ember.Flex(), ember.CPU()) {
+		if !seen[d.String()] && d.Init() == nil {
+			seen[d.String()] = true
+			devs = append(devs, d.Autodiff())
+		}
+	}
+	for _, dev := range devs {
 		for i := range file.Cases {
 			c := &file.Cases[i]
 			t.Run(dev.String()+"/"+c.Name, func(t *testing.T) {

@@ -247,7 +247,7 @@ func FromInts[T ~int | ~int64 | ~int32 | ~int16 | ~int8 | ~uint | ~uint64 | ~uin
 	if dt == U64 {
 		src = U64
 	}
-	lo, hi := intBounds(dt)
+	lo, hi := ir.IntRange(dt)
 	signed := ^T(0) < 0
 	d := &TensorData{Shape: shape, DType: src, Bytes: make([]byte, 8*len(values))}
 	for i, v := range values {
@@ -257,27 +257,6 @@ func FromInts[T ~int | ~int64 | ~int32 | ~int16 | ~int8 | ~uint | ~uint64 | ~uin
 		binary.LittleEndian.PutUint64(d.Bytes[8*i:], uint64(v)) // two's complement: I64 and U64 alike
 	}
 	return FromData(d, dev).castTo(dt)
-}
-
-// intBounds returns the smallest and largest value of integer dtype dt.
-func intBounds(dt DType) (lo int64, hi uint64) {
-	switch dt {
-	case I64:
-		return math.MinInt64, math.MaxInt64
-	case I32:
-		return math.MinInt32, math.MaxInt32
-	case I16:
-		return math.MinInt16, math.MaxInt16
-	case I8:
-		return math.MinInt8, math.MaxInt8
-	case U64:
-		return 0, math.MaxUint64
-	case U32:
-		return 0, math.MaxUint32
-	case U16:
-		return 0, math.MaxUint16
-	}
-	return 0, math.MaxUint8
 }
 
 // FromBools makes a Bool tensor from row-major values. It panics with an

@@ -34,28 +34,6 @@ func ArangeLen(start, end, step int) (int, error) {
 	return int(n), nil
 }
 
-// intBounds returns the smallest and largest value of integer dtype dt
-// that an int64 can hold (U64: [0, MaxInt64]).
-func intBounds(dt DType) (lo, hi int64) {
-	switch dt {
-	case I64:
-		return math.MinInt64, math.MaxInt64
-	case I32:
-		return math.MinInt32, math.MaxInt32
-	case I16:
-		return math.MinInt16, math.MaxInt16
-	case I8:
-		return math.MinInt8, math.MaxInt8
-	case U64:
-		return 0, math.MaxInt64
-	case U32:
-		return 0, math.MaxUint32
-	case U16:
-		return 0, math.MaxUint16
-	}
-	return 0, math.MaxUint8
-}
-
 // ArangeInts reports whether op, of KindArange, is in its exact integer
 // form (Ints holds start and step) and returns them.
 func ArangeInts(op *Op) (start, step int64, ok bool) {
@@ -89,7 +67,8 @@ func checkArangeInts(dt DType, n int, start, step int64) error {
 		return errorf("%d elements from %d in steps of %d overflow int64", n, start, step)
 	}
 	last := int64(uint64(start) + uint64(n-1)*uint64(step)) // exact: checked above
-	lo, top := intBounds(dt)
+	lo, hi := IntRange(dt)
+	top := int64(min(hi, math.MaxInt64))
 	if min(start, last) < lo || max(start, last) > top {
 		return errorf("values from %d to %d do not fit %v (range [%d, %d])", start, last, dt, lo, top)
 	}

@@ -28,11 +28,12 @@ func naiveSum(v []float64) float64 {
 
 func relErr(got, want float64) float64 { return math.Abs(got-want) / math.Abs(want) }
 
-// F64 sums and means on flex and cpu are accurate to a few units in the
-// last place for a million and more random values, full and along either
-// axis, far below the error of a plain loop on the same data (checked on
-// the data itself), and deterministic: repeated runs and both backends
-// give the same bits.
+// F64 sums and means on every local device (flex and cpu pairwise, cuda
+// compensated) are accurate to a few units in the last place for a
+// million and more random values, full and along either axis, far below
+// the error of a plain loop on the same data (checked on the data itself),
+// and deterministic: repeated runs give the same bits, and flex and cpu
+// give the same bits as each other.
 func TestSumF64IsPairwise(t *testing.T) {
 	const tol = 1e-15 // about 4.5 float64 ulps; the plain loop is off by more than 4e-15 here
 	rng := newRNG(2024)
@@ -66,7 +67,7 @@ func TestSumF64IsPairwise(t *testing.T) {
 		wantCols[j] = exactSum(colOf(j))
 	}
 	results := map[string][]float64{}
-	for _, dev := range []Device{Flex(), CPU()} {
+	for _, dev := range testDevices(t) {
 		name := dev.String()
 		x := mk(dev, flat, F64)
 		m := mk(dev, mat, F64)

@@ -15,7 +15,9 @@ import "github.com/emberml/ember/backend"
 //     memory combines the 8 partial results.
 //
 // Sum and Prod accumulate in A (double for floats, u64 for integers, so
-// integer results wrap); the value is rounded once to the dtype (F16 and
+// integer results wrap); float sums are compensated (Neumaier), so an F64
+// sum is accurate to about one rounding, not to the length each thread
+// walks; the value is rounded once to the dtype (F16 and
 // BF16 through float, as flex). Max, Min, ArgMax and ArgMin carry a value
 // and its index and combine with better(): NaN beats every number, the
 // first NaN (lowest index) wins, and ties pick the lowest index, so the
@@ -29,6 +31,10 @@ type reduceSpec struct {
 	Load            string // converts S x to C
 	StoreC, StoreA  string // render storing C v / A acc as S
 	Cols            bool
+	// Comp compensates Sum (Neumaier's two-sum, kept in comp and added
+	// at the end): for floats, so that an F64 sum's error does not grow
+	// with the length each thread walks.
+	Comp bool
 }
 
 var reduceTmpl = mustTemplate("reduce", `
@@ -55,28 +61,49 @@ __device__ __forceinline__ bool better(bool isMax, C v1, i64 i1, C v2, i64 i2) {
 }
 struct Acc {
 	A acc;
+	A comp;
 	C val;
 	i64 idx;
 };
+{{- if .Comp}}
+// sum2 adds b to the compensated sum (acc, comp): Neumaier's variant of
+// Kahan summation.
+__device__ __forceinline__ void sum2(A& acc, A& comp, A b) {
+	A t = acc + b;
+	if (fabs(acc) >= fabs(b)) comp += (acc - t) + b;
+	else comp += (b - t) + acc;
+	acc = t;
+}
+{{- end}}
 __device__ __forceinline__ void acc_init(Acc& s, int op, i64 none) {
 	s.acc = op == 2 ? (A)1 : (A)0;
+	s.comp = (A)0;
 	s.val = (op == 3 || op == 5) ? ({{.Lowest}}) : ({{.Highest}});
 	s.idx = none;
 }
 __device__ __forceinline__ void acc_add(Acc& s, int op, S raw, i64 j) {
 	C v = {{.Load}};
+{{- if .Comp}}
+	if (op == 1) sum2(s.acc, s.comp, (A)v);
+{{- else}}
 	if (op == 1) s.acc += (A)v;
+{{- end}}
 	else if (op == 2) s.acc *= (A)v;
 	else if (better(op == 3 || op == 5, s.val, s.idx, v, j)) { s.val = v; s.idx = j; }
 }
 __device__ __forceinline__ void acc_merge(Acc& s, int op, const Acc& t) {
+{{- if .Comp}}
+	if (op == 1) { sum2(s.acc, s.comp, t.acc); s.comp += t.comp; }
+{{- else}}
 	if (op == 1) s.acc += t.acc;
+{{- end}}
 	else if (op == 2) s.acc *= t.acc;
 	else if (better(op == 3 || op == 5, s.val, s.idx, t.val, t.idx)) { s.val = t.val; s.idx = t.idx; }
 }
 __device__ __forceinline__ void acc_shfl(Acc& s, int op, int o) {
 	Acc t;
 	t.acc = shfl(s.acc, o);
+	t.comp = shfl(s.comp, o);
 	t.val = shfl(s.val, o);
 	t.idx = shfl(s.idx, o);
 	acc_merge(s, op, t);
@@ -85,7 +112,12 @@ __device__ __forceinline__ void acc_store(const Acc& s, int op, i64 r, i64 at, u
 	if (op == 5 || op == 6) {
 		((i64*)pi)[at] = s.idx >= r ? 0 : s.idx;
 	} else if (op <= 2) {
+{{- if .Comp}}
+		// The compensation is meaningless once the sum is not finite.
+		A acc = (op == 1 && isfinite(s.acc)) ? s.acc + s.comp : s.acc;
+{{- else}}
 		A acc = s.acc;
+{{- end}}
 		((S*)pv)[at] = {{.StoreA}};
 	} else {
 		C v = s.val;
@@ -156,6 +188,7 @@ func reduceSource(dt backend.DType, name string, cols bool) string {
 	switch {
 	case c.Kind == 'f':
 		sp.A = "double"
+		sp.Comp = true
 		sp.Lowest, sp.Highest = "-EMBER_INF", "EMBER_INF"
 		if dt == backend.F64 {
 			sp.Lowest, sp.Highest = "-EMBER_DINF", "EMBER_DINF"

@@ -67,11 +67,11 @@ func TestAllocatorRecycles(t *testing.T) {
 	for range 20 {
 		runtime.GC()
 		runtime.Gosched()
-		if be.alloc.cached.Load() > 0 {
+		if be.alloc.cachedBytes() > 0 {
 			break
 		}
 	}
-	if be.alloc.cached.Load() == 0 {
+	if be.alloc.cachedBytes() == 0 {
 		t.Fatal("finalizer did not return the buffer")
 	}
 	got := be.f32(4900) // same size class
@@ -86,7 +86,7 @@ func TestAllocatorRecycles(t *testing.T) {
 	for range 20 {
 		runtime.GC()
 		runtime.Gosched()
-		if be.alloc.cached.Load() > 0 {
+		if be.alloc.cachedBytes() > 0 {
 			break
 		}
 	}
@@ -95,8 +95,8 @@ func TestAllocatorRecycles(t *testing.T) {
 	want, _ := refMatmul(values(t, be, a), []int{70, 70}, values(t, be, a), []int{70, 70})
 	closeTo(t, "matmul into recycled buffer", values(t, be, p), want, 1e-4)
 	be.MemoryCleanup()
-	if be.alloc.cached.Load() != 0 {
-		t.Fatalf("cleanup left %d bytes", be.alloc.cached.Load())
+	if be.alloc.cachedBytes() != 0 {
+		t.Fatalf("cleanup left %d bytes", be.alloc.cachedBytes())
 	}
 }
 

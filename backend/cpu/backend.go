@@ -16,7 +16,8 @@ func init() {
 const Priority = 20
 
 // DefaultMaxCached is the most memory, in bytes, the buffer allocator keeps
-// on its free lists.
+// on its free lists: an upper bound, the lists themselves keep per size
+// class what the workload reused recently (see alloc.go).
 const DefaultMaxCached = 256 << 20
 
 // Driver opens cpu backends; it implements backend.Driver.
@@ -108,7 +109,7 @@ func (be *Backend) ToData(x backend.Tensor) (*backend.TensorData, error) { retur
 
 // f32 returns a float32 buffer of n elements with unspecified contents
 // from the allocator.
-func (be *Backend) f32(n int) []float32 { return be.alloc.f32.get(n) }
+func (be *Backend) f32(n int) []float32 { return be.alloc.getF32(n) }
 
 // newF32 returns a contiguous tensor of dtype dt (F32 or Flex32) and
 // shape, of n elements, and its elements with unspecified contents for the
@@ -123,7 +124,7 @@ func (be *Backend) newF32(dt ir.DType, shape []int, n int) (ir.Tensor, []float32
 }
 
 // f64 returns a float64 buffer of n elements with unspecified contents.
-func (be *Backend) f64(n int) []float64 { return be.alloc.f64.get(n) }
+func (be *Backend) f64(n int) []float64 { return be.alloc.getF64(n) }
 
 // isF32 reports whether dt is stored as float32 (F32 and Flex32).
 func isF32(dt backend.DType) bool { return dt == backend.F32 || dt == backend.Flex32 }

@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/emberml/ember/backend"
+import (
+	"fmt"
+
+	"github.com/emberml/ember/backend"
+)
 
 var _ backend.MemoryManager = (*Backend)(nil)
 
@@ -12,40 +16,84 @@ func (be *Backend) MemoryPersistentAllocations(f func()) { f() }
 // them to the garbage collector.
 func (be *Backend) MemoryCleanup() { be.alloc.cleanup() }
 
-// MemoryInstallPools switches the recycling allocator: Direct turns it off
-// (every output is a fresh Go allocation, cached buffers are dropped),
-// Preset turns it back on. Sliced layouts describe device page pools this
-// backend does not have and return a *backend.UnsupportedError; the layout
-// in force is then unchanged.
+// MemoryInstallPools replaces the recycling allocator's layout: Direct
+// turns it off (every output is a fresh Go allocation), Preset turns it
+// back on with its size classes outside any pool, and Sliced groups the
+// size classes into pools of pages (a buffer goes to the first pool whose
+// MaxSlice holds its size class's bytes; larger ones stay outside every
+// pool). A pool capped at Pages pages that is full drops its cached
+// buffers of other sizes, collects garbage, and then fails the allocation
+// with backend.ErrOutOfMemory rather than grow. Buffers below 1024
+// elements are plain Go allocations in every layout. The cached buffers
+// of the layout replaced are dropped; buffers still live under it are
+// left to the garbage collector when they die, so installing never fails
+// with *backend.PoolsInUseError. A malformed layout returns a
+// *backend.InvalidLayoutError and leaves the layout in force unchanged.
 func (be *Backend) MemoryInstallPools(layout backend.MemoryPoolLayout) error {
+	if err := validateLayout(layout); err != nil {
+		return err
+	}
 	switch layout.Kind {
 	case backend.LayoutDirect:
-		be.alloc.disabled.Store(true)
-		be.alloc.cleanup()
-		return nil
+		be.alloc.install(nil, true)
 	case backend.LayoutPreset:
-		be.alloc.disabled.Store(false)
-		return nil
+		be.alloc.install(nil, false)
+	default:
+		be.alloc.install(layout.Pools, false)
 	}
-	return &backend.UnsupportedError{Backend: "cpu (sliced pools)"}
+	return nil
 }
 
-// MemoryPoolReport returns false: the allocator has size classes, not
-// sliced pools.
-func (be *Backend) MemoryPoolReport() ([]backend.SlicedPoolReport, bool) { return nil, false }
+// validateLayout returns an *InvalidLayoutError for a malformed layout.
+func validateLayout(l backend.MemoryPoolLayout) error {
+	bad := func(f string, args ...any) error {
+		return &backend.InvalidLayoutError{Reason: fmt.Sprintf(f, args...)}
+	}
+	switch l.Kind {
+	case backend.LayoutDirect, backend.LayoutPreset:
+		if len(l.Pools) != 0 {
+			return bad("%d pools given with a direct or preset layout", len(l.Pools))
+		}
+		return nil
+	case backend.LayoutSliced:
+	default:
+		return bad("unknown layout kind %d", l.Kind)
+	}
+	if len(l.Pools) == 0 {
+		return bad("a sliced layout needs at least one pool")
+	}
+	for i, p := range l.Pools {
+		switch {
+		case p.PageSize == 0:
+			return bad("pool %d: zero page size", i)
+		case p.Pages != nil && *p.Pages == 0:
+			return bad("pool %d: zero pages", i)
+		case p.MaxSlice != nil && *p.MaxSlice == 0:
+			return bad("pool %d: zero max slice", i)
+		case p.MaxSlice != nil && *p.MaxSlice > p.PageSize:
+			return bad("pool %d: max slice %d larger than the page size %d", i, *p.MaxSlice, p.PageSize)
+		}
+	}
+	return nil
+}
+
+// MemoryPoolReport lists the sliced pools of the layout in force, in
+// install order (none under Preset or Direct): PageSize, Pages (the pages
+// that hold the bytes of the pool's buffers now, live or cached),
+// PagesPeak and LargestAlloc (requested bytes) since the layout was
+// installed; always true.
+func (be *Backend) MemoryPoolReport() ([]backend.SlicedPoolReport, bool) {
+	return be.alloc.report(), true
+}
 
 // MemoryPoolUsage reports the recycling allocator: NumberAllocs and
-// BytesInUse count the buffers handed out whose finalizers have not run
-// yet (some may already be garbage), BytesPadding is 0 (the size-class
+// BytesInUse count the pooled buffers handed out whose finalizers have not
+// run yet (some may already be garbage), BytesPadding is 0 (the size-class
 // rounding is counted in use), and BytesReserved adds the bytes on the
-// free lists.
+// free lists of the layout in force. Buffers below 1024 elements are
+// plain Go allocations and not counted; always true.
 func (be *Backend) MemoryPoolUsage() (backend.MemoryPoolUsage, bool) {
-	a := be.alloc
-	return backend.MemoryPoolUsage{
-		NumberAllocs:  uint64(max(0, a.nlive.Load())),
-		BytesInUse:    uint64(max(0, a.live.Load())),
-		BytesReserved: uint64(max(0, a.reserved.Load())),
-	}, true
+	return be.alloc.usage(), true
 }
 
 // Staging does nothing: host data needs no preparation.

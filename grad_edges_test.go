@@ -157,6 +157,26 @@ func edgeOp(t *testing.T, c *edgeCase, xs []*ember.Tensor, dev ember.Device) *em
 			tg = append(tg, int64(v.(float64)))
 		}
 		return nn.CrossEntropy(x, ember.FromInts(tg, []int{len(tg)}, dev))
+	case "cumsum":
+		return x.CumSum(0)
+	case "atan2":
+		return x.Atan2(xs[1])
+	case "where":
+		var cond []bool
+		for _, v := range c.Attrs["cond"].([]any) {
+			cond = append(cond, v.(bool))
+		}
+		return ember.Where(ember.FromBools(cond, []int{len(cond)}, dev), x, xs[1])
+	case "where_log":
+		return ember.Where(x.GtScalar(0), x.ClampMin(1e-300).Log(), x.MulScalar(0).Detach())
+	case "index_select":
+		var idx []int64
+		for _, v := range c.Attrs["index"].([]any) {
+			idx = append(idx, int64(v.(float64)))
+		}
+		return x.IndexSelect(0, ember.FromInts(idx, []int{len(idx)}, dev))
+	case "matmul":
+		return x.Matmul(xs[1])
 	case "max_pool2d":
 		k, s := int(a("kernel")), int(a("stride"))
 		return x.MaxPool2d(ember.PoolOptions{Kernel: [2]int{k, k}, Stride: [2]int{s, s}})

@@ -101,4 +101,20 @@ mp = [1.0, 3.0, 3.0, 2.0,
       5.0, 5.0, 2.0, 2.0]
 case("max_pool2d/ties", "max_pool2d", [mp], lambda x: F.max_pool2d(x, 2, 2), shape=[1, 1, 4, 4], attrs={"kernel": 2, "stride": 2},
      weights=[0.5, -1.0, 2.0, 0.25])
+case("prod/nan_inf", "prod", [[2.0, nan, 3.0]], torch.prod)
+case("prod/inf_zero", "prod", [[inf, 0.0, 3.0]], torch.prod)
+case("cumsum/inf", "cumsum", [[1.0, inf, -inf, 2.0]], lambda x: torch.cumsum(x, 0), weights=[0.5, -1.0, 2.0, 0.25])
+case("atan2/zeros", "atan2", [[0.0, -0.0, 0.0, 1.0, inf], [0.0, 0.0, -0.0, 0.0, inf]], torch.atan2)
+cond = [True, False, True, False]
+case("where/nan_branch", "where", [[1.0, nan, 2.0, inf], [nan, 3.0, inf, 4.0]],
+     lambda a, b: torch.where(torch.tensor(cond), a, b), attrs={"cond": cond})
+case("where/log_of_negative", "where_log", [[-1.0, 2.0, 0.0, 4.0]],
+     lambda x: torch.where(x > 0, torch.log(torch.clamp(x, min=1e-300)), torch.zeros_like(x)))
+idx = [2, 0, 2, 2]
+case("index_select/duplicates", "index_select", [[1.0, 2.0, 3.0]], lambda x: torch.index_select(x, 0, torch.tensor(idx)),
+     attrs={"index": idx}, weights=[0.5, -1.0, 2.0, 0.25])
+case("matmul/inf", "matmul", [[1.0, inf, 0.0, 2.0], [3.0, 0.0, 1.0, nan]], torch.matmul, shape=[2, 2])
+case("var/single", "var", [[3.0]], torch.var)
+case("log_softmax/inf_entry", "log_softmax", [[inf, 1.0, 2.0, 0.0, 1.0, 2.0]], lambda x: torch.log_softmax(x, -1), shape=[2, 3],
+     weights=[0.5, -1.0, 2.0, 0.25, 1.0, -0.5])
 print(json.dumps({"torch": torch.__version__, "cases": cases}, indent=1))

@@ -173,13 +173,17 @@ func binaryGrad(s *state, bop ir.BinaryOp, g backend.Tensor) (ga, gb backend.Ten
 			gb = ir.Mul(e, g, ir.Where(e, tie, half, ir.Where(e, ir.Binary(e, lose, bv, av), zero, one)))
 		}
 	case ir.OpAtan2:
+		// g·b/(a²+b²) and −g·a/(a²+b²), with 1/(a²+b²) taken as 0 where it
+		// is infinite (at the origin), as PyTorch's atan2 backward.
 		av, bv := s.in(0), s.in(1)
 		den := ir.Add(e, ir.Mul(e, av, av), ir.Mul(e, bv, bv))
+		recip := ir.Div(e, ir.Scalar(e, den.DType(), 1), den)
+		recip = ir.Where(e, ir.CompareScalar(e, ir.OpEq, recip, math.Inf(1)), ir.Scalar(e, den.DType(), 0), recip)
 		if wa {
-			ga = ir.Div(e, ir.Mul(e, g, bv), den)
+			ga = ir.Mul(e, ir.Mul(e, g, bv), recip)
 		}
 		if wb {
-			gb = ir.Neg(e, ir.Div(e, ir.Mul(e, g, av), den))
+			gb = ir.Neg(e, ir.Mul(e, ir.Mul(e, g, av), recip))
 		}
 	case ir.OpRem, ir.OpMod:
 		ga = g

@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"math"
 	"slices"
 
 	"github.com/emberml/ember/backend"
@@ -32,7 +33,8 @@ func reduceSaves(op *ir.Op, _ uint64) (uint64, uint8) {
 //     without dividing by zero: where a lane has no zero it is prod/x; where
 //     it has exactly one zero, the zero element gets the product of the
 //     non-zero elements and the others 0; with two or more zeros all
-//     gradients are 0 (exact, as PyTorch's prod_backward);
+//     gradients are 0; a zero times an infinity among the other elements
+//     gives NaN (as PyTorch's prod_backward);
 //   - Max/Min: split evenly among the elements equal to the result (ties
 //     share the gradient, PyTorch's amax/amin convention), with
 //     ir.KindExtremumGrad.
@@ -63,8 +65,16 @@ func prodFactor(e ir.Executor, x backend.Tensor, axis int) backend.Tensor {
 	xs := ir.Where(e, z, ir.Scalar(e, dt, 1), x)      // zeros replaced by 1
 	pn := ir.Reduce(e, ir.ReduceProd, xs, axis, true) // product of the non-zero elements
 	cnt := ir.Reduce(e, ir.ReduceSum, ir.Cast(e, z, dt), axis, true)
-	zeroElem := whereS(e, ir.CompareScalar(e, ir.OpEq, cnt, 1), pn, 0)                 // keep-dim shape
-	otherElem := whereS(e, ir.CompareScalar(e, ir.OpEq, cnt, 0), ir.Div(e, pn, xs), 0) // x's shape
+	// The product of the other elements, as PyTorch's exclusive products
+	// give it: 0 where the others hold a zero, NaN where they hold a zero
+	// and an infinity (0·Inf).
+	inf := ir.Cast(e, ir.CompareScalar(e, ir.OpEq, ir.Unary(e, ir.OpAbs, x), math.Inf(1)), dt)
+	infCnt := ir.Reduce(e, ir.ReduceSum, inf, axis, true)
+	otherInf := ir.CompareScalar(e, ir.OpGt, ir.Sub(e, infCnt, inf), 0) // x's shape
+	zeroElem := ir.Where(e, ir.CompareScalar(e, ir.OpEq, cnt, 1), pn,
+		whereS(e, ir.CompareScalar(e, ir.OpGt, infCnt, 0), ir.Scalar(e, dt, math.NaN()), 0)) // keep-dim shape
+	otherElem := ir.Where(e, ir.CompareScalar(e, ir.OpEq, cnt, 0), ir.Div(e, pn, xs),
+		whereS(e, otherInf, ir.Scalar(e, dt, math.NaN()), 0)) // x's shape
 	f := ir.Where(e, z, zeroElem, otherElem)
 	if !slices.Equal(f.Shape(), x.Shape()) {
 		f = ir.Expand(e, f, x.Shape())

@@ -1,0 +1,6 @@
+//go:build !race
+
+package ember
+
+// raceEnabled reports whether the race detector instruments this build.
+const raceEnabled = false

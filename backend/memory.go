@@ -33,6 +33,46 @@ type MemoryPoolLayout struct {
 	Pools []SlicedPool
 }
 
+// Validate returns an *InvalidLayoutError for a malformed layout: pools
+// given with Direct or Preset, an unknown kind, a Sliced layout without
+// pools, or a pool with a zero page size, a page size that is not a
+// multiple of align bytes (align 0 or 1: any), zero pages, a zero max
+// slice or a max slice above its page size. Backends call it before
+// installing l.
+func (l MemoryPoolLayout) Validate(align uint64) error {
+	bad := func(f string, args ...any) error {
+		return &InvalidLayoutError{Reason: fmt.Sprintf(f, args...)}
+	}
+	switch l.Kind {
+	case LayoutDirect, LayoutPreset:
+		if len(l.Pools) != 0 {
+			return bad("%d pools given with a direct or preset layout", len(l.Pools))
+		}
+		return nil
+	case LayoutSliced:
+	default:
+		return bad("unknown layout kind %d", l.Kind)
+	}
+	if len(l.Pools) == 0 {
+		return bad("a sliced layout needs at least one pool")
+	}
+	for i, p := range l.Pools {
+		switch {
+		case p.PageSize == 0:
+			return bad("pool %d: zero page size", i)
+		case align > 1 && p.PageSize%align != 0:
+			return bad("pool %d: page size %d is not a multiple of %d bytes", i, p.PageSize, align)
+		case p.Pages != nil && *p.Pages == 0:
+			return bad("pool %d: zero pages", i)
+		case p.MaxSlice != nil && *p.MaxSlice == 0:
+			return bad("pool %d: zero max slice", i)
+		case p.MaxSlice != nil && *p.MaxSlice > p.PageSize:
+			return bad("pool %d: max slice %d larger than the page size %d", i, *p.MaxSlice, p.PageSize)
+		}
+	}
+	return nil
+}
+
 // Sliced returns a layout of the given pools, in order.
 func Sliced(pools []SlicedPool) MemoryPoolLayout {
 	return MemoryPoolLayout{Kind: LayoutSliced, Pools: append([]SlicedPool(nil), pools...)}

@@ -361,8 +361,14 @@ const reclaimGrowth = 16 << 20
 // reclaimDue reports whether enough bytes were handed out since the last
 // reclaim to make a collection worthwhile.
 func (a *allocator) reclaimDue() bool {
-	base := a.liveAtGC.Load()
-	return a.live.Load()-base >= max(reclaimGrowth, base)
+	live, base := a.live.Load(), a.liveAtGC.Load()
+	if live < base {
+		// Buffers live at the last reclaim have died since (a large
+		// workload ended): pace from what is live now.
+		a.liveAtGC.CompareAndSwap(base, live)
+		base = live
+	}
+	return live-base >= max(reclaimGrowth, base)
 }
 
 // reclaim collects garbage and gives the finalizers up to about 100

@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"fmt"
-
 	"github.com/emberml/ember/backend"
 )
 
@@ -30,7 +28,7 @@ func (be *Backend) MemoryCleanup() { be.alloc.cleanup() }
 // with *backend.PoolsInUseError. A malformed layout returns a
 // *backend.InvalidLayoutError and leaves the layout in force unchanged.
 func (be *Backend) MemoryInstallPools(layout backend.MemoryPoolLayout) error {
-	if err := validateLayout(layout); err != nil {
+	if err := layout.Validate(1); err != nil {
 		return err
 	}
 	switch layout.Kind {
@@ -40,39 +38,6 @@ func (be *Backend) MemoryInstallPools(layout backend.MemoryPoolLayout) error {
 		be.alloc.install(nil, false)
 	default:
 		be.alloc.install(layout.Pools, false)
-	}
-	return nil
-}
-
-// validateLayout returns an *InvalidLayoutError for a malformed layout.
-func validateLayout(l backend.MemoryPoolLayout) error {
-	bad := func(f string, args ...any) error {
-		return &backend.InvalidLayoutError{Reason: fmt.Sprintf(f, args...)}
-	}
-	switch l.Kind {
-	case backend.LayoutDirect, backend.LayoutPreset:
-		if len(l.Pools) != 0 {
-			return bad("%d pools given with a direct or preset layout", len(l.Pools))
-		}
-		return nil
-	case backend.LayoutSliced:
-	default:
-		return bad("unknown layout kind %d", l.Kind)
-	}
-	if len(l.Pools) == 0 {
-		return bad("a sliced layout needs at least one pool")
-	}
-	for i, p := range l.Pools {
-		switch {
-		case p.PageSize == 0:
-			return bad("pool %d: zero page size", i)
-		case p.Pages != nil && *p.Pages == 0:
-			return bad("pool %d: zero pages", i)
-		case p.MaxSlice != nil && *p.MaxSlice == 0:
-			return bad("pool %d: zero max slice", i)
-		case p.MaxSlice != nil && *p.MaxSlice > p.PageSize:
-			return bad("pool %d: max slice %d larger than the page size %d", i, *p.MaxSlice, p.PageSize)
-		}
 	}
 	return nil
 }

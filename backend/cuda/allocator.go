@@ -368,46 +368,11 @@ func (a *allocator) report() []backend.SlicedPoolReport {
 	return out
 }
 
-// validateLayout returns an *InvalidLayoutError for a malformed layout.
-func validateLayout(l backend.MemoryPoolLayout) error {
-	bad := func(f string, args ...any) error {
-		return &backend.InvalidLayoutError{Reason: fmt.Sprintf(f, args...)}
-	}
-	switch l.Kind {
-	case backend.LayoutDirect, backend.LayoutPreset:
-		if len(l.Pools) != 0 {
-			return bad("%d pools given with a direct or preset layout", len(l.Pools))
-		}
-		return nil
-	case backend.LayoutSliced:
-	default:
-		return bad("unknown layout kind %d", l.Kind)
-	}
-	if len(l.Pools) == 0 {
-		return bad("a sliced layout needs at least one pool")
-	}
-	for i, p := range l.Pools {
-		switch {
-		case p.PageSize == 0:
-			return bad("pool %d: zero page size", i)
-		case p.PageSize%sliceAlign != 0:
-			return bad("pool %d: page size %d is not a multiple of %d bytes", i, p.PageSize, sliceAlign)
-		case p.Pages != nil && *p.Pages == 0:
-			return bad("pool %d: zero pages", i)
-		case p.MaxSlice != nil && *p.MaxSlice == 0:
-			return bad("pool %d: zero max slice", i)
-		case p.MaxSlice != nil && *p.MaxSlice > p.PageSize:
-			return bad("pool %d: max slice %d larger than the page size %d", i, *p.MaxSlice, p.PageSize)
-		}
-	}
-	return nil
-}
-
 // install replaces the dynamic pools. It fails with *InvalidLayoutError
 // or, while dynamic allocations are live (after a garbage collection to
 // return dead tensors), *PoolsInUseError; the layout is then unchanged.
 func (a *allocator) install(l backend.MemoryPoolLayout) error {
-	if err := validateLayout(l); err != nil {
+	if err := l.Validate(sliceAlign); err != nil {
 		return err
 	}
 	a.mu.Lock()

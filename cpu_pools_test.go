@@ -11,12 +11,18 @@ import (
 	"github.com/emberml/ember/train"
 )
 
-// cpuTrain runs n training steps of the MNIST MLP (784-128-10, batch 64,
-// Adam) on cpu and calls after with each step's number.
+// cpuTrain runs n training steps of the MNIST MLP (mlpSteps) on cpu.
 func cpuTrain(t *testing.T, n int, after func(step int)) {
 	t.Helper()
-	dev := ember.CPU()
-	ad := dev.Autodiff()
+	mlpSteps(t, ember.CPU().Autodiff(), n, after)
+}
+
+// mlpSteps runs n training steps of the MNIST MLP (784-128-10, batch 64,
+// Adam) on the autodiff device ad, one random batch made on its inner
+// device, calls after with each step's number and syncs the device.
+func mlpSteps(t *testing.T, ad ember.Device, n int, after func(step int)) {
+	t.Helper()
+	dev := ad.Inner()
 	model := train.NewMLP(ad)
 	opt := optim.NewAdam(model.NamedParameters(), optim.AdamConfig{})
 	x := ember.Randn([]int{64, 1, 28, 28}, dev)
@@ -27,6 +33,9 @@ func cpuTrain(t *testing.T, n int, after func(step int)) {
 		if after != nil {
 			after(i)
 		}
+	}
+	if err := dev.Sync(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -9,23 +9,10 @@ import (
 )
 
 // misuse runs f, which must panic with an *Error for op whose message holds
-// every fragment.
+// every fragment (wantMisuse named by op).
 func misuse(t *testing.T, op string, f func(), fragments ...string) {
 	t.Helper()
-	err := Try(f)
-	var e *Error
-	if !errors.As(err, &e) {
-		t.Errorf("%s: got %v, want an *ember.Error", op, err)
-		return
-	}
-	if e.Op != op {
-		t.Errorf("%s: Error.Op = %q", op, e.Op)
-	}
-	for _, fr := range fragments {
-		if !strings.Contains(err.Error(), fr) {
-			t.Errorf("%s: message %q lacks %q", op, err.Error(), fr)
-		}
-	}
+	wantMisuse(t, op, op, f, fragments...)
 }
 
 func TestMisuseMessages(t *testing.T) {

@@ -34,22 +34,7 @@ func TestCUDATrainingMemoryFlat(t *testing.T) {
 	// process are collected and their pages released.
 	runtime.GC()
 	dev.MemoryCleanup()
-	steps := func(ad ember.Device, n int, after func(step int)) {
-		model := train.NewMLP(ad)
-		opt := optim.NewAdam(model.NamedParameters(), optim.AdamConfig{})
-		x := ember.Randn([]int{64, 1, 28, 28}, dev)
-		y := ember.RandomDType([]int{64}, ember.Uniform(0, 10), ember.I64, dev)
-		for i := 1; i <= n; i++ {
-			loss := nn.CrossEntropy(model.Forward(x.ToDevice(ad)), y)
-			opt.Step(loss.Backward())
-			if after != nil {
-				after(i)
-			}
-		}
-		if err := dev.Sync(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	steps := func(ad ember.Device, n int, after func(step int)) { mlpSteps(t, ad, n, after) }
 	// Warm-up is the first 1000 steps: the allocator's reserve converges to
 	// the live bytes plus the garbage it lets accumulate between the
 	// collections it forces (backend/cuda allocator.go, gcDueLocked). On an

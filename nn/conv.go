@@ -47,8 +47,17 @@ func NewConv2d(in, out, kernel int, opts ember.ConvOptions, dev ember.Device) *C
 // rank or channel mismatch or an empty output.
 func (c *Conv2d) Forward(x *ember.Tensor) *ember.Tensor {
 	need("conv2d", []string{"x"}, x)
-	if x.Rank() != 4 || x.Dim(1) != c.in {
-		fail("conv2d", x, "input must be [N, %d, H, W]", c.in)
+	var w, b *Param
+	if c != nil {
+		w, b = c.Weight, c.Bias
+	}
+	initialized("conv2d", "NewConv2d", c != nil, []string{"weight", "bias"}, w, b)
+	in := c.in
+	if in == 0 && w.Value.Rank() == 4 { // a literal Conv2d{Weight, Bias, Opts}
+		in = w.Value.Dim(1) * max(c.Opts.Groups, 1)
+	}
+	if x.Rank() != 4 || x.Dim(1) != in {
+		fail("conv2d", x, "input must be [N, %d, H, W]", in)
 	}
 	return x.Conv2d(c.Weight.Value, c.Bias.Value, c.Opts)
 }

@@ -33,6 +33,7 @@ func (d *Dropout) Training() bool { return d.training }
 // dtype out). It panics with an *ember.Error for non-float input.
 func (d *Dropout) Forward(x *ember.Tensor) *ember.Tensor {
 	need("dropout", []string{"x"}, x)
+	initialized("dropout", "NewDropout", d != nil, nil)
 	if !x.DType().IsFloat() {
 		fail("dropout", x, "needs a float tensor")
 	}

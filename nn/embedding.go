@@ -31,10 +31,19 @@ func NewEmbedding(num, dim int, dev ember.Device) *Embedding {
 // range.
 func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
 	need("embedding", []string{"idx"}, idx)
+	var w *Param
+	if e != nil {
+		w = e.Weight
+	}
+	initialized("embedding", "NewEmbedding", e != nil, []string{"weight"}, w)
+	dim := e.dim
+	if dim == 0 && w.Value.Rank() == 2 { // a literal Embedding{Weight}
+		dim = w.Value.Dim(1)
+	}
 	if !idx.DType().IsInt() {
 		fail("embedding", idx, "indices must be an integer tensor")
 	}
-	shape := append(idx.Shape(), e.dim)
+	shape := append(idx.Shape(), dim)
 	return e.Weight.Value.IndexSelect(0, idx.Reshape(-1)).Reshape(shape...)
 }
 

@@ -37,10 +37,23 @@ func NewLinear(in, out int, dev ember.Device) *Linear {
 // not in.
 func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
 	need("linear", []string{"x"}, x)
-	if x.Rank() == 0 || x.Dim(-1) != l.in {
-		fail("linear", x, "input's last axis must have size %d", l.in)
+	initialized("linear", "NewLinear", l != nil, []string{"weight", "bias"}, l.param(0), l.param(1))
+	in := l.Weight.Value.Dim(-1)
+	if x.Rank() == 0 || x.Dim(-1) != in {
+		fail("linear", x, "input's last axis must have size %d", in)
 	}
 	return x.Matmul(l.Weight.Value.Transpose()).Add(l.Bias.Value)
+}
+
+// param returns the weight (0) or bias (1), nil for a nil receiver.
+func (l *Linear) param(i int) *Param {
+	switch {
+	case l == nil:
+		return nil
+	case i == 0:
+		return l.Weight
+	}
+	return l.Bias
 }
 
 // NamedParameters returns "weight" and "bias".

@@ -128,3 +128,18 @@ func need(op string, names []string, xs ...*ember.Tensor) {
 		panic(&ember.Error{Op: op, Operands: ops, Msg: "operand " + names[i] + " is a nil *Tensor"})
 	}
 }
+
+// initialized panics with an *ember.Error naming op when a module's
+// receiver is nil or one of its parameters (named by names) is missing,
+// as in a zero-value module (Linear{}) that its constructor did not make.
+// recv is whether the receiver pointer is non-nil.
+func initialized(op, ctor string, recv bool, names []string, ps ...*Param) {
+	if !recv {
+		panic(&ember.Error{Op: op, Msg: "the module is a nil pointer; make it with " + ctor})
+	}
+	for i, p := range ps {
+		if p == nil || p.Value == nil {
+			panic(&ember.Error{Op: op, Msg: "parameter " + names[i] + " is missing: the module is not initialized; make it with " + ctor})
+		}
+	}
+}

@@ -68,8 +68,18 @@ func (b *BatchNorm) Training() bool { return b.training }
 // when a channel has only one value (N·H·W = 1), as PyTorch.
 func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	need("batch_norm", []string{"x"}, x)
-	if x.Rank() < 2 || x.Dim(1) != b.channels {
-		fail("batch_norm", x, "input must be [N, %d, ...]", b.channels)
+	var ps [5]*Param
+	if b != nil {
+		ps = [5]*Param{b.Weight, b.Bias, b.RunningMean, b.RunningVar, b.NumBatchesTracked}
+	}
+	initialized("batch_norm", "NewBatchNorm", b != nil,
+		[]string{"weight", "bias", "running_mean", "running_var", "num_batches_tracked"}, ps[:]...)
+	channels := b.channels
+	if channels == 0 && ps[0].Value.Rank() == 1 { // a literal BatchNorm
+		channels = ps[0].Value.Dim(0)
+	}
+	if x.Rank() < 2 || x.Dim(1) != channels {
+		fail("batch_norm", x, "input must be [N, %d, ...]", channels)
 	}
 	axes := make([]int, 0, x.Rank()-1)
 	bshape := make([]int, x.Rank()) // [1, C, 1, ...] for broadcasting per-channel values
@@ -153,8 +163,17 @@ func NewLayerNorm(dim int, dev ember.Device) *LayerNorm {
 // last axis is not dim.
 func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	need("layer_norm", []string{"x"}, x)
-	if x.Rank() == 0 || x.Dim(-1) != l.dim {
-		fail("layer_norm", x, "input's last axis must have size %d", l.dim)
+	var w, b *Param
+	if l != nil {
+		w, b = l.Weight, l.Bias
+	}
+	initialized("layer_norm", "NewLayerNorm", l != nil, []string{"weight", "bias"}, w, b)
+	dim := l.dim
+	if dim == 0 && w.Value.Rank() == 1 { // a literal LayerNorm{Weight, Bias, Eps}
+		dim = w.Value.Dim(0)
+	}
+	if x.Rank() == 0 || x.Dim(-1) != dim {
+		fail("layer_norm", x, "input's last axis must have size %d", dim)
 	}
 	axes := []int{x.Rank() - 1}
 	diff := x.Sub(meanOver(x, axes))

@@ -21,6 +21,7 @@ func NewMaxPool2d(kernel, stride int) *MaxPool2d {
 // Forward returns x.MaxPool2d(Opts).
 func (p *MaxPool2d) Forward(x *ember.Tensor) *ember.Tensor {
 	need("max_pool2d", []string{"x"}, x)
+	initialized("max_pool2d", "NewMaxPool2d", p != nil, nil)
 	return x.MaxPool2d(p.Opts)
 }
 
@@ -47,6 +48,7 @@ func NewAvgPool2d(kernel, stride int) *AvgPool2d {
 // Forward returns x.AvgPool2d(Opts, CountIncludePad).
 func (p *AvgPool2d) Forward(x *ember.Tensor) *ember.Tensor {
 	need("avg_pool2d", []string{"x"}, x)
+	initialized("avg_pool2d", "NewAvgPool2d", p != nil, nil)
 	return x.AvgPool2d(p.Opts, p.CountIncludePad)
 }
 

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/emberml/ember"
@@ -21,7 +22,7 @@ func NewSequential(mods ...Module) *Sequential {
 // Forward applies the modules in order (x itself when there are none).
 func (s *Sequential) Forward(x *ember.Tensor) *ember.Tensor {
 	need("sequential", []string{"x"}, x)
-	for _, m := range s.Modules {
+	for _, m := range s.children("sequential") {
 		x = m.Forward(x)
 	}
 	return x
@@ -31,7 +32,7 @@ func (s *Sequential) Forward(x *ember.Tensor) *ember.Tensor {
 // prefixed with the child's index.
 func (s *Sequential) NamedParameters() []NamedParam {
 	var out []NamedParam
-	for i, m := range s.Modules {
+	for i, m := range s.children("sequential.named_parameters") {
 		out = append(out, prefixed(strconv.Itoa(i), m.NamedParameters())...)
 	}
 	return out
@@ -41,7 +42,7 @@ func (s *Sequential) NamedParameters() []NamedParam {
 // with the child's index.
 func (s *Sequential) NamedBuffers() []NamedParam {
 	var out []NamedParam
-	for i, m := range s.Modules {
+	for i, m := range s.children("sequential.named_buffers") {
 		out = append(out, prefixed(strconv.Itoa(i), NamedBuffers(m))...)
 	}
 	return out
@@ -49,7 +50,21 @@ func (s *Sequential) NamedBuffers() []NamedParam {
 
 // SetTraining switches every child's mode (see the package function SetTraining).
 func (s *Sequential) SetTraining(training bool) {
-	for _, m := range s.Modules {
+	for _, m := range s.children("sequential.set_training") {
 		SetTraining(m, training)
 	}
+}
+
+// children returns the modules of s (none for a nil s), panicking with an
+// *ember.Error naming op when one of them is nil.
+func (s *Sequential) children(op string) []Module {
+	if s == nil {
+		return nil
+	}
+	for i, m := range s.Modules {
+		if m == nil {
+			panic(&ember.Error{Op: op, Msg: fmt.Sprintf("module %d is nil", i)})
+		}
+	}
+	return s.Modules
 }

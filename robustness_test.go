@@ -2,6 +2,7 @@ package ember
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -87,5 +88,42 @@ func TestDecompositionIntermediateIsOutOfMemory(t *testing.T) {
 	var e *Error
 	if !errors.Is(err, ErrOutOfMemory) || !errors.As(err, &e) {
 		t.Fatalf("err = %v, want an *Error wrapping ErrOutOfMemory", err)
+	}
+}
+
+// TestOptimStepRejectsNonFiniteHyperparameters checks that the fused
+// optimizer updates refuse a NaN or infinite hyperparameter with an
+// *Error naming it, instead of turning every parameter into NaN, and that
+// finite ones still update (one SGD step, checked by hand).
+func TestOptimStepRejectsNonFiniteHyperparameters(t *testing.T) {
+	dev := CPU()
+	p := FromFloats([]float32{1, -2, 3}, []int{3}, dev)
+	g := FromFloats([]float32{0.5, 0.25, -1}, []int{3}, dev)
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		adam := []OptimUpdate{
+			{LR: bad, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Step: 1},
+			{LR: 1e-3, Beta1: bad, Beta2: 0.999, Eps: 1e-8, Step: 1},
+			{LR: 1e-3, Beta1: 0.9, Beta2: bad, Eps: 1e-8, Step: 1},
+			{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: bad, Step: 1},
+			{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: bad, Step: 1},
+		}
+		for i, u := range adam {
+			err := Try(func() { AdamStep(p, g, ZerosLike(p), ZerosLike(p), u) })
+			if err == nil || !strings.Contains(err.Error(), "must be finite") || !strings.Contains(err.Error(), "adam_step") {
+				t.Errorf("AdamStep with hyperparameter %d = %v: got %v, want an error naming it", i, bad, err)
+			}
+		}
+		for i, u := range []OptimUpdate{{LR: bad}, {LR: 0.1, Momentum: bad}, {LR: 0.1, WeightDecay: bad}} {
+			err := Try(func() { SGDStep(p, g, nil, u) })
+			if err == nil || !strings.Contains(err.Error(), "must be finite") {
+				t.Errorf("SGDStep with hyperparameter %d = %v: got %v, want an error naming it", i, bad, err)
+			}
+		}
+	}
+	got, _ := SGDStep(p, g, nil, OptimUpdate{LR: 0.5})
+	for i, want := range []float32{1 - 0.25, -2 - 0.125, 3 + 0.5} {
+		if v := got.Float32s()[i]; v != want {
+			t.Errorf("SGD step element %d: got %v, want %v", i, v, want)
+		}
 	}
 }

@@ -436,6 +436,10 @@ func inferAdamStep(op Op) ([]int, DType, error) {
 	if op.Attrs.Optim.Step < 1 {
 		return nil, 0, errorf("step %d must be >= 1", op.Attrs.Optim.Step)
 	}
+	u := &op.Attrs.Optim
+	if err := finiteHyper([]string{"lr", "beta1", "beta2", "eps", "weight_decay"}, u.LR, u.Beta1, u.Beta2, u.Eps, u.WeightDecay); err != nil {
+		return nil, 0, err
+	}
 	op.Shape, op.DType = p.Shape(), p.DType()
 	return op.Shape, op.DType, nil
 }
@@ -469,6 +473,18 @@ func decomposeAdamStep(op Op, e Executor) Outputs {
 	return Outputs{theta, m, v}
 }
 
+// finiteHyper returns an error naming the first of the hyperparameters
+// vs (named by names) that is NaN or infinite: such an update would turn
+// every parameter into NaN.
+func finiteHyper(names []string, vs ...float64) error {
+	for i, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return errorf("hyperparameter %s is %v; it must be finite", names[i], v)
+		}
+	}
+	return nil
+}
+
 func inferSGDStep(op Op) ([]int, DType, error) {
 	if err := checkInputs(&op, 2); err != nil {
 		return nil, 0, err
@@ -486,6 +502,10 @@ func inferSGDStep(op Op) ([]int, DType, error) {
 	}
 	if op.Attrs.Optim.Nesterov && op.Attrs.Optim.Momentum == 0 {
 		return nil, 0, errorf("Nesterov momentum needs a non-zero momentum")
+	}
+	u := &op.Attrs.Optim
+	if err := finiteHyper([]string{"lr", "momentum", "weight_decay"}, u.LR, u.Momentum, u.WeightDecay); err != nil {
+		return nil, 0, err
 	}
 	op.Shape, op.DType = p.Shape(), p.DType()
 	return op.Shape, op.DType, nil

@@ -172,6 +172,11 @@ func (x *Tensor) scalar(op string, v float64) *Tensor {
 func (x *Tensor) compareScalar(op backend.BinaryOp, v float64) *Tensor {
 	name := op.String()
 	x.need(name, "x")
+	if x.DType() == Bool {
+		// Bool compares as the numbers 0 and 1, as PyTorch promotes it
+		// against a Python float: true == 0.5 and x == NaN are false.
+		x = x.castTo(U8)
+	}
 	if !x.DType().IsInt() {
 		return x.binary(op, x.scalar(name, v))
 	}
@@ -296,7 +301,8 @@ func (x *Tensor) PowScalar(v float64) *Tensor {
 	return x.Pow(x.scalar("pow", v))
 }
 
-// EqScalar returns x == v as Bool. For an integer x every comparison with
+// EqScalar returns x == v as Bool. For an integer or Bool x (Bool as 0
+// and 1) every comparison with
 // a scalar is exact, as if v kept its value: x == 2.5 is false, x < 2.5 is
 // x <= 2, x < +Inf is true, any comparison with NaN is false.
 func (x *Tensor) EqScalar(v float64) *Tensor { return x.compareScalar(backend.OpEq, v) }

@@ -66,7 +66,7 @@ func (x *Tensor) RepeatInterleave(repeats, axis int) *Tensor {
 	}
 	out := append([]int{}, shape...)
 	out[a] *= repeats
-	return x.Unsqueeze(a+1).Expand(inter...).Reshape(out...)
+	return x.Unsqueeze(a + 1).Expand(inter...).Reshape(out...)
 }
 
 // SplitSizes splits x along axis (negative counts from the end) into

@@ -131,12 +131,24 @@ func R(start, end int) Range { return Range{Start: start, End: end, Step: 1} }
 // are kept whole. A view.
 func (x *Tensor) Slice(ranges ...Range) *Tensor {
 	x.need("slice", "x")
+	full, identity := x.sliceRanges("slice", ranges)
+	if identity {
+		return x
+	}
+	return x.dev.run(&ir.Op{Kind: ir.KindSlice, Attrs: &ir.Attrs{Ranges: full}, In: [3]ir.Tensor{x.t}}, x)
+}
+
+// sliceRanges resolves Slice's ranges for x (Python semantics, see
+// Slice) into one clamped range per axis, and reports whether they select
+// all of x; it panics with an *Error naming op for too many ranges or a
+// negative step.
+func (x *Tensor) sliceRanges(op string, ranges []Range) (full []Range, identity bool) {
 	xs := x.shape()
 	if len(ranges) > len(xs) {
-		fail("slice", []string{describe("x", x)}, "%d ranges for rank %d", len(ranges), len(xs))
+		fail(op, []string{describe("x", x)}, "%d ranges for rank %d", len(ranges), len(xs))
 	}
-	full := make([]Range, len(xs))
-	identity := true
+	full = make([]Range, len(xs))
+	identity = true
 	for i, n := range xs {
 		r := Range{Start: 0, End: n, Step: 1}
 		if i < len(ranges) {
@@ -145,7 +157,7 @@ func (x *Tensor) Slice(ranges ...Range) *Tensor {
 				r.Step = 1
 			}
 			if r.Step < 0 {
-				fail("slice", []string{describe("x", x)}, "negative step %d on axis %d (use Flip)", r.Step, i)
+				fail(op, []string{describe("x", x)}, "negative step %d on axis %d (use Flip)", r.Step, i)
 			}
 			r.Start, r.End = clampIndex(r.Start, n), clampIndex(r.End, n)
 			if r.End < r.Start {
@@ -162,10 +174,7 @@ func (x *Tensor) Slice(ranges ...Range) *Tensor {
 		}
 		full[i] = r
 	}
-	if identity {
-		return x
-	}
-	return x.dev.run(&ir.Op{Kind: ir.KindSlice, Attrs: &ir.Attrs{Ranges: full}, In: [3]ir.Tensor{x.t}}, x)
+	return full, identity
 }
 
 // clampIndex is index i of an axis of size n (negative counts from the

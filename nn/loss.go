@@ -13,7 +13,9 @@ import "github.com/emberml/ember"
 // It is computed through LogSoftmax (which subtracts the row maximum) and
 // Gather, so huge logits stay finite and no one-hot matrix is built. It
 // panics with an *ember.Error on shape or dtype mismatches, N = 0, or a
-// target out of range.
+// target out of range. CrossEntropyWith takes PyTorch's other options
+// (reductions, class weights, an ignored class, label smoothing,
+// probability targets, extra spatial axes).
 func CrossEntropy(logits, targets *ember.Tensor) *ember.Tensor {
 	need("cross_entropy", []string{"logits", "targets"}, logits, targets)
 	if logits.Rank() != 2 || !logits.DType().IsFloat() {

@@ -121,21 +121,76 @@ func (x *Tensor) BroadcastTo(shape ...int) *Tensor { return x.Expand(shape...) }
 // All selects a whole axis in Slice.
 func All() Range { return Range{Start: 0, End: math.MaxInt, Step: 1} }
 
+// Reverse selects a whole axis backwards in Slice (Python's [::-1]).
+func Reverse() Range { return Range{Start: math.MaxInt, End: math.MinInt, Step: -1} }
+
 // R is a Range from start to end (exclusive) with step 1; negative values
 // count from the end, as in Python slicing.
 func R(start, end int) Range { return Range{Start: start, End: end, Step: 1} }
 
 // Slice selects ranges[i] along axis i (Python semantics: negative start and
-// end count from the end, out-of-range bounds are clamped, Step >= 1; a zero
-// Step means 1; any int is a valid bound or step). Axes past len(ranges)
-// are kept whole. A view.
+// end count from the end, out-of-range bounds are clamped; a zero Step
+// means 1; any int is a valid bound or step). Axes past len(ranges) are
+// kept whole. A positive step makes a view. A negative step walks
+// backwards from Start down to, not including, End, as Python's
+// x[start:end:step] (bounds clamp to [-1, n-1]; Reverse() selects a whole
+// axis backwards); such an axis is flipped first (one copy).
 func (x *Tensor) Slice(ranges ...Range) *Tensor {
 	x.need("slice", "x")
+	if flips, pos := x.negativeSteps(ranges); flips != nil {
+		return x.Flip(flips...).Slice(pos...)
+	}
 	full, identity := x.sliceRanges("slice", ranges)
 	if identity {
 		return x
 	}
 	return x.dev.run(&ir.Op{Kind: ir.KindSlice, Attrs: &ir.Attrs{Ranges: full}, In: [3]ir.Tensor{x.t}}, x)
+}
+
+// negativeSteps rewrites ranges with negative steps (Python semantics:
+// start and end count from the end and clamp to [-1, n-1], the elements
+// start, start+step, ... > end) as positive ranges over x flipped along
+// those axes; it returns nil when no step is negative.
+func (x *Tensor) negativeSteps(ranges []Range) (flips []int, pos []Range) {
+	xs := x.shape()
+	for i, r := range ranges {
+		if r.Step >= 0 || i >= len(xs) {
+			continue
+		}
+		if pos == nil {
+			pos = slices.Clone(ranges)
+		}
+		n := xs[i]
+		c := func(v int) int {
+			if v < 0 {
+				v += n // no overflow: n >= 0
+			}
+			return min(max(v, -1), n-1)
+		}
+		start, end := c(r.Start), c(r.End)
+		count := 0
+		if start > end && r.Step != math.MinInt {
+			count = (start-end-1)/(-r.Step) + 1
+		} else if start > end {
+			count = 1 // a step of MinInt reaches one element
+		}
+		// Element start − k·|step| is element n−1−start + k·|step| of the
+		// flipped axis.
+		fs := n - 1 - start
+		step := -r.Step
+		if r.Step == math.MinInt {
+			step = math.MaxInt
+		}
+		pos[i] = Range{Start: fs, End: fs, Step: 1}
+		if count > 0 {
+			pos[i] = Range{Start: fs, End: fs + 1 + (count-1)*min(step, n), Step: step}
+			if count == 1 {
+				pos[i] = Range{Start: fs, End: fs + 1, Step: 1}
+			}
+		}
+		flips = append(flips, i)
+	}
+	return flips, pos
 }
 
 // sliceRanges resolves Slice's ranges for x (Python semantics, see

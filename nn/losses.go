@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/emberml/ember"
 )
@@ -36,17 +37,7 @@ func (r Reduction) String() string {
 	case ReductionBatchMean:
 		return "batchmean"
 	}
-	return "Reduction(" + itoa(int(r)) + ")"
-}
-
-func itoa(i int) string {
-	if i < 0 {
-		return "-" + itoa(-i)
-	}
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
+	return "Reduction(" + strconv.Itoa(int(r)) + ")"
 }
 
 // reduce applies r to per-element losses l (Mean divides by the element

@@ -166,4 +166,6 @@ func boolSign(neg bool) int {
 	return 1
 }
 
-func rangeName(r Range) string { return "[" + itoa(r.Start) + ":" + itoa(r.End) + ":" + itoa(r.Step) + "]" }
+func rangeName(r Range) string {
+	return "[" + itoa(r.Start) + ":" + itoa(r.End) + ":" + itoa(r.Step) + "]"
+}

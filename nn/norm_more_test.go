@@ -60,12 +60,16 @@ func TestRMSNormAndGroupNorm(t *testing.T) {
 	xa := &Param{Value: f64(xv, []int{n, c, hw}, ad)}
 	ra := NewRMSNorm(hw, ad)
 	setRandF64(rng, ra.Weight)
-	checkGrads(t, func() *ember.Tensor { return weightedSum(ra.Forward(xa.Value), randVals(rand.New(rand.NewPCG(1, 1)), n*c*hw)) },
+	checkGrads(t, func() *ember.Tensor {
+		return weightedSum(ra.Forward(xa.Value), randVals(rand.New(rand.NewPCG(1, 1)), n*c*hw))
+	},
 		map[string]*Param{"x": xa, "weight": ra.Weight})
 	ga := NewGroupNorm(groups, c, ad)
 	setRandF64(rng, ga.Weight)
 	setRandF64(rng, ga.Bias)
-	checkGrads(t, func() *ember.Tensor { return weightedSum(ga.Forward(xa.Value), randVals(rand.New(rand.NewPCG(2, 2)), n*c*hw)) },
+	checkGrads(t, func() *ember.Tensor {
+		return weightedSum(ga.Forward(xa.Value), randVals(rand.New(rand.NewPCG(2, 2)), n*c*hw))
+	},
 		map[string]*Param{"x": xa, "weight": ga.Weight, "bias": ga.Bias})
 	if err := ember.Try(func() { NewGroupNorm(4, 6, dev) }); err == nil {
 		t.Error("groups not dividing channels: no error")

@@ -74,10 +74,11 @@ func (x *Tensor) pool4(f func(*Tensor) *Tensor) *Tensor {
 // padding counts as -Inf, NaN propagates. It is the ir kind MaxPool2d,
 // whose definition (its decomposition, which backends without a kernel
 // run) is the maximum over a window axis of the stack of the kH·kW
-// strided views of the padded input, so its gradient follows MaxAxis's
-// (split evenly between tied elements, where PyTorch gives it all to the
-// first); backends with a kernel (cpu for F32 and F64) compute the same
-// values and gradients bit for bit. A one-tap window is the strided view
+// strided views of the padded input; its gradient goes, as PyTorch's,
+// whole to each window's selected tap — the first (in kernel row-major
+// order) equal to the maximum, or the first NaN — through the
+// MaxPool2dGrad kind; backends with a kernel (cpu for F32 and F64)
+// compute the same values and gradients bit for bit. A one-tap window is the strided view
 // itself. Int inputs are first cast to the device's float dtype. It panics
 // with an *Error on a wrong rank, bad options or a window larger than the
 // padded input.

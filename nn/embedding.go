@@ -8,8 +8,11 @@ import "github.com/emberml/ember"
 // as PyTorch.
 type Embedding struct {
 	Weight *Param
-	num    int
-	dim    int
+	// PaddingIdx, when set, names a row whose lookups carry no gradient
+	// (see NewEmbeddingWithPadding).
+	PaddingIdx *int
+	num        int
+	dim        int
 }
 
 // NewEmbedding makes an Embedding of num rows of size dim. It panics with
@@ -44,7 +47,13 @@ func (e *Embedding) Forward(idx *ember.Tensor) *ember.Tensor {
 		fail("embedding", idx, "indices must be an integer tensor")
 	}
 	shape := append(idx.Shape(), dim)
-	return e.Weight.Value.IndexSelect(0, idx.Reshape(-1)).Reshape(shape...)
+	flat := idx.Reshape(-1)
+	out := e.Weight.Value.IndexSelect(0, flat)
+	if e.PaddingIdx != nil {
+		pad := flat.EqScalar(float64(*e.PaddingIdx)).Reshape(-1, 1)
+		out = ember.Where(pad, out.Detach(), out)
+	}
+	return out.Reshape(shape...)
 }
 
 // NamedParameters returns "weight".

@@ -67,7 +67,8 @@ func argsFor(mt reflect.Type, good *Tensor, dev Device) []reflect.Value {
 
 // optionalTensorArgs are the *Tensor parameters (method, index after the
 // receiver) documented to accept nil.
-var optionalTensorArgs = map[string]int{"Conv2d": 2, "ConvTranspose2d": 2}
+var optionalTensorArgs = map[string]int{"Conv2d": 2, "ConvTranspose2d": 2, "Conv1d": 2, "Conv3d": 2,
+	"ConvTranspose1d": 2, "ConvTranspose3d": 2, "Conv2dPadded": 2}
 
 // nilSafeMethods answer for a nil receiver without misuse (IsTracked: false).
 var nilSafeMethods = map[string]bool{"IsTracked": true}

@@ -200,7 +200,7 @@ func linspaceValues(op string, start, end float64, steps int) []float64 {
 	if math.IsNaN(start) || math.IsNaN(end) {
 		fail(op, nil, "bounds [%v, %v] must not be NaN", start, end)
 	}
-	if steps > 1<<40 {
+	if int64(steps) > 1<<40 {
 		fail(op, nil, "steps %d is too many", steps)
 	}
 	vals := make([]float64, steps)

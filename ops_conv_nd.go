@@ -14,6 +14,9 @@ type Conv1dOptions struct {
 func (x *Tensor) Conv1d(w, bias *Tensor, o Conv1dOptions) *Tensor {
 	x.need("conv1d", "x")
 	w.need("conv1d", "w")
+	if bias != nil {
+		bias.need("conv1d", "bias")
+	}
 	if x.Rank() != 3 || w.Rank() != 3 {
 		fail("conv1d", []string{describe("x", x), describe("w", w)}, "needs x [N, Cin, L] and w [Cout, Cin/groups, k]")
 	}
@@ -41,6 +44,9 @@ type Conv3dOptions struct {
 func (x *Tensor) Conv3d(w, bias *Tensor, o Conv3dOptions) *Tensor {
 	x.need("conv3d", "x")
 	w.need("conv3d", "w")
+	if bias != nil {
+		bias.need("conv3d", "bias")
+	}
 	args := []string{describe("x", x), describe("w", w)}
 	if x.Rank() != 5 || w.Rank() != 5 {
 		fail("conv3d", args, "needs x [N, Cin, D, H, W] and w [Cout, Cin/groups, kD, kH, kW]")

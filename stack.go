@@ -1,6 +1,8 @@
 package ember
 
 import (
+	"slices"
+
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/autodiff"
 )
@@ -42,18 +44,29 @@ type layer struct {
 	applies func(d Device) bool
 	// wrap returns the decorator around inner for d.
 	wrap func(inner backend.Backend, d Device) backend.Backend
+	// rank orders the stack: a layer of lower rank wraps closer to the
+	// base backend (capture 10, autodiff 100), whatever the order of
+	// registration.
+	rank int
 }
 
 // layers are the registered decorators, innermost first.
 var layers []layer
 
-// registerLayer adds a decorator above the ones registered before it.
-// Called from init functions only.
-func registerLayer(l layer) { layers = append(layers, l) }
+// registerLayer adds a decorator at its rank (layers of equal rank keep
+// their registration order). Called from init functions only.
+func registerLayer(l layer) {
+	i := len(layers)
+	for i > 0 && layers[i-1].rank > l.rank {
+		i--
+	}
+	layers = slices.Insert(layers, i, l)
+}
 
 func init() {
 	registerLayer(layer{
 		name:    "autodiff",
+		rank:    100,
 		applies: func(d Device) bool { return d.autodiff },
 		wrap: func(inner backend.Backend, d Device) backend.Backend {
 			return autodiff.New(inner, d.checkpointing)

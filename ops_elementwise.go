@@ -106,9 +106,18 @@ func (x *Tensor) binaryChecked(op backend.BinaryOp, y *Tensor, nonZero bool) *Te
 	dev := commonDevice2(op, x, y)
 	x0, y0 := x, y
 	xt, yt := x.DType(), y.DType()
-	if op.IsLogical() {
-		if xt != Bool || yt != Bool {
-			fail(op.String(), []string{describe("lhs", x), describe("rhs", y)}, "needs Bool operands")
+	if op.IsLogical() || op.IsShift() {
+		// Logical on Bool, bitwise on integers (Bool with an integer
+		// promotes to the integer, as PyTorch's bitwise ops).
+		if xt.IsFloat() || yt.IsFloat() || (op.IsShift() && (xt == Bool || yt == Bool)) {
+			want := "Bool or integer"
+			if op.IsShift() {
+				want = "integer"
+			}
+			fail(op.String(), []string{describe("lhs", x), describe("rhs", y)}, "needs %s operands", want)
+		}
+		if dt := backend.Promote(xt, yt); xt != yt {
+			x, y = x.castTo(dt), y.castTo(dt)
 		}
 	} else {
 		dt := backend.Promote(xt, yt)
@@ -264,14 +273,51 @@ func (x *Tensor) Gt(y *Tensor) *Tensor { return x.binary(backend.OpGt, y) }
 // Ge returns x >= y as Bool.
 func (x *Tensor) Ge(y *Tensor) *Tensor { return x.binary(backend.OpGe, y) }
 
-// And returns the logical and of two Bool tensors.
+// And returns the logical and of two Bool tensors, or the bitwise and of
+// integer tensors (PyTorch's bitwise_and; a Bool operand with an integer
+// one promotes to the integer dtype). It panics with an *Error for float
+// operands.
 func (x *Tensor) And(y *Tensor) *Tensor { return x.binary(backend.OpAnd, y) }
 
-// Or returns the logical or of two Bool tensors.
+// Or returns the logical or of two Bool tensors, or the bitwise or of
+// integer tensors (PyTorch's bitwise_or), as And.
 func (x *Tensor) Or(y *Tensor) *Tensor { return x.binary(backend.OpOr, y) }
 
-// Xor returns the logical exclusive or of two Bool tensors.
+// Xor returns the logical exclusive or of two Bool tensors, or the bitwise
+// exclusive or of integer tensors (PyTorch's bitwise_xor), as And.
 func (x *Tensor) Xor(y *Tensor) *Tensor { return x.binary(backend.OpXor, y) }
+
+// ShiftLeft returns x << y elementwise for integer tensors, broadcast and
+// promoted (PyTorch's bitwise_left_shift): bits shifted out are lost, the
+// result wraps to the dtype, and a shift by a negative amount or by at
+// least the dtype's width gives 0. It panics with an *Error for Bool or
+// float operands.
+func (x *Tensor) ShiftLeft(y *Tensor) *Tensor { return x.binary(backend.OpShl, y) }
+
+// ShiftRight returns x >> y elementwise for integer tensors, arithmetic
+// for signed dtypes (PyTorch's bitwise_right_shift): a shift by a negative
+// amount or by at least the dtype's width gives -1 for negative x and 0
+// otherwise. It panics as ShiftLeft.
+func (x *Tensor) ShiftRight(y *Tensor) *Tensor { return x.binary(backend.OpShr, y) }
+
+// ShiftLeftScalar is ShiftLeft by the constant n (any int).
+func (x *Tensor) ShiftLeftScalar(n int) *Tensor { return x.ShiftLeft(x.shiftAmount("shl", n)) }
+
+// ShiftRightScalar is ShiftRight by the constant n (any int).
+func (x *Tensor) ShiftRightScalar(n int) *Tensor { return x.ShiftRight(x.shiftAmount("shr", n)) }
+
+// shiftAmount is n as a scalar of x's dtype: amounts outside [0, 64]
+// shift as 64 does (everything out), so every int is representable.
+func (x *Tensor) shiftAmount(op string, n int) *Tensor {
+	x.need(op, "x")
+	if n < 0 || n > 64 {
+		n = 64
+	}
+	if !x.DType().IsInt() {
+		return x.scalar(op, 0) // the shift reports the dtype
+	}
+	return x.scalar(op, float64(n))
+}
 
 // AddScalar returns x + v (v converted to x's dtype). For an integer x it
 // panics with an *Error when v is NaN, infinite or outside the dtype's
@@ -329,8 +375,8 @@ func (x *Tensor) unary(op backend.UnaryOp) *Tensor {
 	x.need(op.String(), "x")
 	switch op {
 	case backend.OpNot:
-		if x.DType() != Bool {
-			fail(op.String(), []string{describe("x", x)}, "needs a Bool tensor")
+		if x.DType().IsFloat() {
+			fail(op.String(), []string{describe("x", x)}, "needs a Bool or integer tensor")
 		}
 	case backend.OpNeg, backend.OpAbs, backend.OpSign:
 		if x.DType() == Bool {
@@ -402,7 +448,9 @@ func (x *Tensor) Ceil() *Tensor { return x.unary(backend.OpCeil) }
 // Round rounds half to even (identity for ints).
 func (x *Tensor) Round() *Tensor { return x.unary(backend.OpRound) }
 
-// Not returns the logical negation of a Bool tensor.
+// Not returns the logical negation of a Bool tensor, or the bitwise
+// complement ^x of an integer tensor (PyTorch's bitwise_not). It panics
+// with an *Error for float tensors.
 func (x *Tensor) Not() *Tensor { return x.unary(backend.OpNot) }
 
 // Where returns a where cond is true, else b, elementwise with broadcasting

@@ -136,6 +136,8 @@ const (
 	OpAnd      = ir.OpAnd
 	OpOr       = ir.OpOr
 	OpXor      = ir.OpXor
+	OpShl      = ir.OpShl
+	OpShr      = ir.OpShr
 )
 
 // The reductions (see ir).

@@ -150,8 +150,8 @@ func unaryShape(op *Op) ([]int, DType, error) {
 	switch {
 	case !u.Valid():
 		return nil, 0, errorf("unknown unary op %d", op.Sub)
-	case u == OpNot && dt != Bool:
-		return nil, 0, errorf("needs a Bool tensor")
+	case u == OpNot && dt.IsFloat():
+		return nil, 0, errorf("needs a Bool or integer tensor")
 	case u != OpNot && dt == Bool:
 		return nil, 0, errorf("not defined for Bool tensors")
 	case u.FloatOnly() && !dt.IsFloat():
@@ -176,13 +176,13 @@ func binaryShape(op *Op) ([]int, DType, error) {
 	if bt := b.DType(); dt != bt {
 		return nil, 0, errorf("operand dtypes differ (%v, %v)", dt, bt)
 	}
-	if bop.IsLogical() != (dt == Bool) {
-		if bop.IsLogical() {
-			return nil, 0, errorf("needs Bool operands")
-		}
-		if !bop.IsComparison() && bop != OpMax && bop != OpMin {
-			return nil, 0, errorf("not defined for Bool operands")
-		}
+	switch {
+	case bop.IsLogical() && dt.IsFloat():
+		return nil, 0, errorf("needs Bool or integer operands")
+	case bop.IsShift() && !dt.IsInt():
+		return nil, 0, errorf("needs integer operands")
+	case dt == Bool && !bop.IsLogical() && !bop.IsComparison() && bop != OpMax && bop != OpMin:
+		return nil, 0, errorf("not defined for Bool operands")
 	}
 	if bop == OpAtan2 && !dt.IsFloat() {
 		return nil, 0, errorf("needs float operands")

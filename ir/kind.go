@@ -242,7 +242,7 @@ const (
 	OpFloor                      // round toward -Inf
 	OpCeil                       // round toward +Inf
 	OpRound                      // round half to even
-	OpNot                        // logical not (Bool only)
+	OpNot                        // logical not of Bool, bitwise not (^x) of integers
 	numUnary
 )
 
@@ -291,10 +291,12 @@ const (
 	OpAnd
 	OpOr
 	OpXor
+	OpShl // left shift of integers; amounts outside [0, bits) give 0
+	OpShr // arithmetic right shift of integers; amounts outside [0, bits) give the sign fill
 	numBinary
 )
 
-var binaryNames = [...]string{"", "add", "sub", "mul", "div", "floor_div", "rem", "mod", "pow", "max", "min", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor"}
+var binaryNames = [...]string{"", "add", "sub", "mul", "div", "floor_div", "rem", "mod", "pow", "max", "min", "atan2", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "xor", "shl", "shr"}
 
 // String returns the op's lower-case name.
 func (o BinaryOp) String() string {
@@ -310,8 +312,12 @@ func (o BinaryOp) Valid() bool { return o > 0 && o < numBinary }
 // IsComparison reports whether the op returns Bool.
 func (o BinaryOp) IsComparison() bool { return o >= OpEq && o <= OpGe }
 
-// IsLogical reports whether the op takes and returns Bool.
+// IsLogical reports whether the op is And, Or or Xor: logical on Bool,
+// bitwise on integers, undefined on floats.
 func (o BinaryOp) IsLogical() bool { return o >= OpAnd && o <= OpXor }
+
+// IsShift reports whether the op is a bit shift (integers only).
+func (o BinaryOp) IsShift() bool { return o == OpShl || o == OpShr }
 
 // ReduceOp names a reduction along one axis (KindReduce's Sub).
 type ReduceOp uint8

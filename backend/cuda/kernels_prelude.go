@@ -119,7 +119,7 @@ template <typename T> __device__ __forceinline__ T un_int(int op, T x) {
 	case 2: return x < (T)0 ? (T)((W)0 - (W)x) : x;
 	case 3: return x > (T)0 ? (T)1 : (x < (T)0 ? (T)((W)0 - (W)1) : (T)0);
 	case 16: case 17: case 18: return x;
-	case 19: return x == (T)0 ? (T)1 : (T)0;
+	case 19: return (T)~x;
 	}
 	return sat_cast<T>(un_float<double>(op, (double)x));
 }
@@ -225,6 +225,12 @@ template <typename T> __device__ __forceinline__ T bin_int(int op, T a, T b) {
 	case 18: return (T)(a & b);
 	case 19: return (T)(a | b);
 	case 20: return (T)(a ^ b);
+	case 21: // Shl: amounts outside [0, bits) give 0
+		if ((lim<T>::sgn && b < (T)0) || b >= (T)(8 * sizeof(T))) return (T)0;
+		return (T)((W)a << (int)b);
+	case 22: // Shr, arithmetic: amounts outside [0, bits) give the sign fill
+		if ((lim<T>::sgn && b < (T)0) || b >= (T)(8 * sizeof(T))) return (lim<T>::sgn && a < (T)0) ? (T)((W)0 - (W)1) : (T)0;
+		return (T)(a >> (int)b);
 	}
 	return a;
 }

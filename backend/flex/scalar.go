@@ -3,6 +3,7 @@ package flex
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/emberml/ember/backend"
 )
@@ -106,12 +107,7 @@ func intUnary[T integer](op backend.UnaryOp) func(T) T {
 	case backend.OpFloor, backend.OpCeil, backend.OpRound:
 		return func(x T) T { return x }
 	case backend.OpNot:
-		return func(x T) T {
-			if x == 0 {
-				return one
-			}
-			return 0
-		}
+		return func(x T) T { return ^x }
 	}
 	f := floatUnary[float64](op)
 	lo, hi := intLimits[T]()
@@ -265,6 +261,25 @@ func intBinary[T integer](op backend.BinaryOp) func(a, b T) T {
 		return func(a, b T) T { return a | b }
 	case backend.OpXor:
 		return func(a, b T) T { return a ^ b }
+	case backend.OpShl:
+		bits := T(unsafe.Sizeof(T(0)) * 8)
+		return func(a, b T) T {
+			if b < 0 || b >= bits {
+				return 0
+			}
+			return a << b
+		}
+	case backend.OpShr:
+		bits := T(unsafe.Sizeof(T(0)) * 8)
+		return func(a, b T) T {
+			if b < 0 || b >= bits {
+				if a < 0 {
+					return a >> (bits - 1) // all ones
+				}
+				return 0
+			}
+			return a >> b
+		}
 	}
 	panic(fmt.Sprintf("flex: binary op %v is not defined on integers", op))
 }

@@ -226,3 +226,46 @@ func (x *Tensor) Unfold(axis, size, step int) *Tensor {
 	perm = append(perm, a+1)
 	return g.Permute(perm...)
 }
+
+// MaskedScatter returns a copy of x with the positions where mask (Bool,
+// broadcast to x) is true filled, in row-major order, by consecutive
+// elements of source (any shape, x's dtype, read flattened) — PyTorch's
+// masked_scatter. It is differentiable in x and source. The number of
+// true positions is read to the host to check that source holds enough
+// elements; it panics with an *Error when it does not, or for mismatched
+// dtypes, devices or shapes.
+func (x *Tensor) MaskedScatter(mask, source *Tensor) *Tensor {
+	const op = "masked_scatter"
+	x.need(op, "x")
+	mask.need(op, "mask")
+	source.need(op, "source")
+	args := []string{describe("x", x), describe("mask", mask), describe("source", source)}
+	if mask.DType() != Bool {
+		fail(op, args, "mask must be a Bool tensor")
+	}
+	if source.DType() != x.DType() {
+		fail(op, args, "source must have x's dtype %v", x.DType())
+	}
+	if _, ok := broadcastTo(mask.shape(), x.shape()); !ok {
+		fail(op, args, "mask does not broadcast to x's shape %v", x.shape())
+	}
+	m := mask.Inner().Expand(x.shape()...).Reshape(-1)
+	n := m.NumElements()
+	if n == 0 {
+		return x
+	}
+	pos := m.CumSum(0) // 1-based rank of each true position
+	count := int(pos.Narrow(0, n-1, 1).Int64s()[0])
+	if count > source.NumElements() {
+		fail(op, args, "mask has %d true positions but source only %d elements", count, source.NumElements())
+	}
+	if count == 0 {
+		return x
+	}
+	idx := pos.AddScalar(-1).ClampMin(0).castTo(I64)
+	if x.dev.autodiff {
+		idx, m = idx.ToDevice(x.dev), m.ToDevice(x.dev)
+	}
+	picked := source.Reshape(-1).Narrow(0, 0, count).Gather(0, idx)
+	return Where(m, picked, x.Reshape(-1)).Reshape(x.shape()...)
+}

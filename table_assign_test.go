@@ -185,3 +185,45 @@ func TestGradAssign(t *testing.T) {
 		{name: "unfold", ins: []ref{x}, f: on1(func(x *Tensor) *Tensor { return x.Unfold(1, 3, 1) })},
 	})
 }
+
+// TestTableMaskedScatter checks MaskedScatter (broadcast masks, every
+// layout, source larger than needed, no true position) on every device
+// against a host loop, its error for a short source, and its gradients.
+func TestTableMaskedScatter(t *testing.T) {
+	forDevices(t, func(t *testing.T, dev Device) {
+		rng := newRNG(223)
+		for _, dt := range []DType{F32, F64, I64} {
+			x := randRef([]int{3, 4}, dt, ints(rng, -9, 9))
+			for _, mshape := range [][]int{{3, 4}, {4}, {3, 1}} {
+				m := randRef(mshape, Bool, ints(rng, 0, 1))
+				src := randRef([]int{2, 7}, dt, ints(rng, 10, 20))
+				want := ref{[]int{3, 4}, append([]float64{}, x.v...)}
+				k := 0
+				idx := make([]int, 2)
+				for i := range want.v {
+					unravelInto(i, want.shape, idx)
+					if m.bcastAt(idx) != 0 {
+						want.v[i] = src.v[k]
+						k++
+					}
+				}
+				for _, l := range layoutsFor(2) {
+					got := l.view(dev, x, dt).MaskedScatter(mk(dev, m, Bool), mk(dev, src, dt))
+					checkEq(t, "masked_scatter "+dt.String()+" mask "+shapeName(mshape)+" "+l.name, got, want, dt)
+				}
+			}
+		}
+		none := mk(dev, ref{[]int{2}, []float64{0, 0}}, Bool)
+		x := mk(dev, ref{[]int{2}, []float64{1, 2}}, F32)
+		checkEq(t, "masked_scatter without true positions", x.MaskedScatter(none, mk(dev, ref{[]int{0}, nil}, F32)), ref{[]int{2}, []float64{1, 2}}, F32)
+		all := mk(dev, ref{[]int{2}, []float64{1, 1}}, Bool)
+		expectPanic(t, "masked_scatter short source", func() { x.MaskedScatter(all, mk(dev, ref{[]int{1}, []float64{5}}, F32)) }, "masked_scatter", "only 1")
+	})
+	rng := newRNG(227)
+	x := randRef([]int{3, 4}, F64, nonZero(rng, 0.2, 2))
+	s := randRef([]int{9}, F64, nonZero(rng, 0.2, 2))
+	mask := []bool{true, false, true, true, false, false, true, false, true, false, true, true}
+	runGradCases(t, []gradCase{{name: "masked_scatter", ins: []ref{x, s}, f: func(xs []*Tensor) *Tensor {
+		return xs[0].MaskedScatter(FromBools(mask, []int{3, 4}, xs[0].Device()), xs[1])
+	}}})
+}

@@ -30,6 +30,25 @@
 // AdamStep and SGDStep are examples of kinds that some backends run as one
 // kernel and others decompose.
 //
+// Beyond the primitive kinds, the API PyTorch and Burn users reach for is
+// composed from them, so it runs (and differentiates) on every backend:
+// sorting and selection (Sort, TopK, Median, MaxWithIndices), scans
+// (CumSum, CumProd, CumMax), boolean tests and reductions (IsNaN, Any,
+// AllAxis), tiling and splitting (Repeat, Chunk, Split, Unbind),
+// assignment (SliceAssign, IndexAdd, MaskedScatter), triangles and masks
+// (Tril, TriuMask, Eye), resampling and pooling (Interpolate, GridSample,
+// AdaptiveAvgPool2d, MaxPool2dWith, MaxPool3d), convolution variants
+// (Conv1d, Conv3d, ConvTranspose3d, Conv2dPadded) and Einsum; each
+// method's documentation names the PyTorch function it matches and its
+// behaviour at ties, NaN and infinities.
+//
+// # Capture and remote devices
+//
+// Capture() records operations instead of running them
+// (Device.CaptureScope returns a CapturedGraph that replays on any device
+// and round-trips through a file); RemoteWebSocket and RemoteQUIC run
+// them on an Ember server (ember serve).
+//
 // # Semantics
 //
 // Shapes are row-major []int; axes may be negative. Broadcasting follows

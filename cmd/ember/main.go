@@ -4,6 +4,7 @@
 //	ember devices   list the compute devices this machine offers
 //	ember bench     measure device throughput
 //	ember serve     host local devices for remote clients
+//	ember graph     show a captured graph (one line per op, or Graphviz)
 //	ember version   print version and build information
 //
 // Run `ember help <command>` for each command's flags. The device is

@@ -17,11 +17,11 @@ import (
 // of a real driver (flex, cpu, cuda), so a test device can be configured
 // with any int dtype while its ops run on that backend's kernels. It lists
 // no devices.
-type intSettingsDriver struct{ base string }
+type intSettingsDriver struct{ base backend.DeviceID }
 
 func (d intSettingsDriver) Open(backend.DeviceID) (backend.Backend, error) {
-	drv, _ := backend.Lookup(d.base)
-	return drv.Open(backend.DeviceID{Type: d.base})
+	drv, _ := backend.Lookup(d.base.Type)
+	return drv.Open(d.base)
 }
 func (intSettingsDriver) Devices() []backend.DeviceID { return nil }
 func (intSettingsDriver) Priority() int               { return 0 }
@@ -30,9 +30,9 @@ var intSettingsCount atomic.Int64
 
 // deviceWithIntDType returns a fresh device on base's backend whose int
 // dtype is dt.
-func deviceWithIntDType(t *testing.T, base string, dt DType) Device {
+func deviceWithIntDType(t *testing.T, base backend.DeviceID, dt DType) Device {
 	t.Helper()
-	name := fmt.Sprintf("arangetest-%s-%d", base, intSettingsCount.Add(1))
+	name := fmt.Sprintf("arangetest-%s-%d", base.Type, intSettingsCount.Add(1))
 	backend.Register(name, intSettingsDriver{base: base})
 	dev := DeviceFromID(backend.DeviceID{Type: name})
 	if err := dev.Configure(DeviceConfig{}.WithIntDType(IntDType(dt))); err != nil {
@@ -41,12 +41,14 @@ func deviceWithIntDType(t *testing.T, base string, dt DType) Device {
 	return dev
 }
 
-// arangeBases are the local backends the Arange tests run on.
-func arangeBases(t *testing.T) []string {
-	var bases []string
+// arangeBases are the devices of the backends the Arange tests run on,
+// one per backend type.
+func arangeBases(t *testing.T) []backend.DeviceID {
+	var bases []backend.DeviceID
+	var types []string
 	for _, d := range testDevices(t) {
-		if b := d.ID().Type; !slices.Contains(bases, b) {
-			bases = append(bases, b)
+		if id := d.ID(); !slices.Contains(types, id.Type) {
+			bases, types = append(bases, id), append(types, id.Type)
 		}
 	}
 	return bases
@@ -183,7 +185,7 @@ func TestArangeBadArgumentsAreErrors(t *testing.T) {
 			{"u64 negative", deviceWithIntDType(t, base, U64), -1, 1, 1, []string{"do not fit u64"}, false},
 		}
 		for _, c := range cases {
-			what := base + " " + c.name
+			what := base.String() + " " + c.name
 			var got *Tensor
 			err := Try(func() { got = ArangeStep(c.start, c.end, c.step, c.dev) })
 			var e *Error

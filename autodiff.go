@@ -26,13 +26,17 @@ func (x *Tensor) ToDevice(dev Device) *Tensor {
 
 // TryToDevice is ToDevice returning an error instead of panicking: the
 // target's *DeviceError when it cannot run, or an *ExecutionError when the
-// source cannot be read.
+// source cannot be read. A tensor on a capture device cannot leave it: moving
+// it to another device is a *DeviceError wrapping ErrInvalidDevice.
 func (x *Tensor) TryToDevice(dev Device) (*Tensor, error) {
 	if err := dev.Init(); err != nil {
 		return nil, err
 	}
 	if x == nil || x.t == nil {
 		return nil, nilError("to_device", []string{"x"}, []*Tensor{x}, 0)
+	}
+	if err := checkCaptureMove(x, dev); err != nil {
+		return nil, err
 	}
 	if x.dev.Equal(dev) {
 		if x.dev.autodiff == dev.autodiff && x.dev.checkpointing == dev.checkpointing {
@@ -50,12 +54,11 @@ func (x *Tensor) TryToDevice(dev Device) (*Tensor, error) {
 		}
 		return wrap(dev, inner), nil
 	}
-	d, err := x.ToData()
+	inner := dev.Inner()
+	y, err := x.copyTo(inner)
 	if err != nil {
 		return nil, err
 	}
-	inner := dev.Inner()
-	y := wrap(inner, inner.backend().FromData(d))
 	if dev.autodiff {
 		if x.dev.autodiff {
 			return wrap(dev, dev.ad().Transfer(x.dev.ad(), x.t, y.t)), nil

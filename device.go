@@ -104,21 +104,28 @@ func LibTorchMPS() Device { return deviceFor(backend.DeviceID{Type: "libtorch", 
 // Init reports ErrBackendUnavailable.
 func LibTorchVulkan() Device { return deviceFor(backend.DeviceID{Type: "libtorch", Kind: "vulkan"}) }
 
-// RemoteWebSocket is device i of the Ember server at addr ("ws://host:3000"
-// or "host:3000"). Init connects. Not in this build:
-// Init reports ErrBackendUnavailable.
-func RemoteWebSocket(addr string, i DeviceIndex) Device {
-	addr = strings.TrimPrefix(strings.TrimPrefix(addr, "ws://"), "wss://")
-	return deviceFor(backend.DeviceID{Type: "remote+ws", Addr: addr, Index: i.resolve()})
-}
-
 var captureCounter atomic.Int64
 
 // Capture returns a new capture device (capture:0, capture:1, ...) that
-// records operations instead of running them. Not in this build:
-// Init reports ErrBackendUnavailable.
+// records operations instead of running them (Burn's Device::capture):
+// see Device.CaptureScope and CapturedGraph. Each call returns a device no
+// earlier call returned: indices increase and are never reused, and an
+// index that ParseDevice already named ("capture:3") is skipped.
+//
+// Data goes onto a capture device and never comes back: FromData and
+// ToDevice from another device make values, which read back as they are;
+// reading a recorded result is an *ExecutionError wrapping ErrNotComputed,
+// and moving any of its tensors to another device a *DeviceError wrapping
+// ErrInvalidDevice. Ops outside a scope panic with an *Error wrapping
+// ErrNoCaptureScope; Seed panics with an *Error wrapping ErrInvalidDevice;
+// Sync and Flush do nothing. The device records every dtype.
 func Capture() Device {
-	return deviceFor(backend.DeviceID{Type: "capture", Index: int(captureCounter.Add(1) - 1)})
+	for {
+		id := backend.DeviceID{Type: "capture", Index: int(captureCounter.Add(1) - 1)}
+		if _, taken := states.LoadOrStore(id, &deviceState{id: id, settings: defaultSettings}); !taken {
+			return deviceFor(id)
+		}
+	}
 }
 
 // DeviceFromID returns the device for a backend's DeviceID (for backend authors).
@@ -413,6 +420,7 @@ func (s *deviceState) open() (backend.Backend, error) {
 			return
 		}
 		s.b = b
+		s.adoptReported(b)
 	})
 	return s.b, s.err
 }

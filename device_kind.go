@@ -102,9 +102,13 @@ var (
 	TypeLibTorch = DeviceType{name: "libtorch"}
 )
 
-// RemoteWebSocketType names the devices hosted by the Ember server at addr.
+// RemoteWebSocketType names the devices hosted by the Ember server at addr
+// (spelled as RemoteWebSocket takes it: "ws://host:3000", "host:3000",
+// "wss://host"). Enumerate connects to the server and lists every device
+// it hosts.
 func RemoteWebSocketType(addr string) DeviceType {
-	return DeviceType{name: "remote+ws", addr: strings.TrimPrefix(addr, "ws://")}
+	id := webSocketID(addr, 0)
+	return DeviceType{name: id.Type, addr: id.Addr}
 }
 
 // String returns the backend type name ("cuda", "remote+ws://host:3000").
@@ -141,12 +145,20 @@ func (ds Devices) Configure(cfg DeviceConfig) error {
 
 // Enumerate lists the present devices of the given types (all registered
 // local types when none is given), ordered by backend priority (best
-// first) then index. Devices whose backend is missing are not listed.
+// first) then index. Devices whose backend is missing are not listed. A
+// remote type (RemoteWebSocketType, RemoteQUICType) connects to its server
+// and lists every device the server hosts, in the server's index order,
+// after the local ones (none when the server cannot be reached).
 func Enumerate(filter ...DeviceType) Devices {
 	names := backend.Drivers()
+	var remotes []DeviceType
 	if len(filter) > 0 {
 		names = names[:0:0]
 		for _, t := range filter {
+			if t.addr != "" {
+				remotes = append(remotes, t)
+				continue
+			}
 			names = append(names, t.name)
 		}
 	}
@@ -178,6 +190,9 @@ func Enumerate(filter ...DeviceType) Devices {
 	out := make(Devices, len(es))
 	for i, e := range es {
 		out[i] = deviceFor(e.id)
+	}
+	for _, t := range remotes {
+		out = append(out, remoteDevices(t)...)
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/remote"
 )
 
 // Device names. ParseDevice accepts exactly the names Device.String prints
@@ -40,7 +41,9 @@ const kindList = "discrete:N, integrated:N, virtual:N, existing:N, cpu:0 or defa
 //	                           virtual or existing with any N, or cpu or default with N = 0
 //	libtorch, libtorch:cuda:N, libtorch:mps:0, libtorch:vulkan:0
 //	remote+ws://HOST[:PORT]/N  HOST a DNS name, an IPv4 address or a bracketed IPv6 address,
-//	                           PORT 1 to 65535
+//	remote+wss://HOST[:PORT]/N PORT 1 to 65535
+//	remote+quic://PEERID@HOST:PORT/N
+//	                           PEERID the server's key in remote.PeerID's text form
 //
 // N is a decimal index without sign or leading zeros that fits in an int.
 // Nothing else is accepted: no spaces, no aliases such as "cpu:0" or a bare
@@ -112,11 +115,13 @@ func cutModeSuffixes(s string) (base string, autodiff, checkpointing bool, err e
 
 // parseDeviceID parses a device name without its mode suffixes.
 func parseDeviceID(s string) (backend.DeviceID, error) {
-	if s == "remote+ws" {
-		return backend.DeviceID{}, fmt.Errorf("want remote+ws://HOST[:PORT]/N")
-	}
-	if rest, ok := strings.CutPrefix(s, "remote+ws:"); ok {
-		return parseRemoteID(rest)
+	for _, typ := range []string{"remote+ws", "remote+wss", "remote+quic"} {
+		if s == typ {
+			return backend.DeviceID{}, fmt.Errorf("want %s", remoteForm(typ))
+		}
+		if rest, ok := strings.CutPrefix(s, typ+":"); ok {
+			return parseRemoteID(typ, rest)
+		}
 	}
 	parts := strings.Split(s, ":")
 	typ := parts[0]
@@ -193,23 +198,52 @@ func parseLibTorchID(id backend.DeviceID, args []string) (backend.DeviceID, erro
 	return id, nil
 }
 
-// parseRemoteID parses what follows "remote+ws:": "//HOST[:PORT]/N".
-func parseRemoteID(rest string) (backend.DeviceID, error) {
-	const form = "want remote+ws://HOST[:PORT]/N"
+// remoteForm is the form of a remote device name of type typ.
+func remoteForm(typ string) string {
+	if typ == "remote+quic" {
+		return "remote+quic://PEERID@HOST:PORT/N"
+	}
+	return typ + "://HOST[:PORT]/N"
+}
+
+// parseRemoteID parses what follows "remote+ws:", "remote+wss:" or
+// "remote+quic:": "//HOST[:PORT]/N", or "//PEERID@HOST:PORT/N" for QUIC,
+// whose PEERID is a PeerID in its text form (remote.ParsePeerID, written
+// as it prints) and whose PORT is required.
+func parseRemoteID(typ, rest string) (backend.DeviceID, error) {
+	form := "want " + remoteForm(typ)
 	addrIdx, ok := strings.CutPrefix(rest, "//")
 	slash := strings.LastIndexByte(addrIdx, '/')
 	if !ok || slash < 0 {
 		return backend.DeviceID{}, fmt.Errorf("%s", form)
 	}
 	addr := addrIdx[:slash]
-	if err := checkRemoteAddr(addr); err != nil {
+	hostPort := addr
+	if typ == "remote+quic" {
+		peer, hp, ok := strings.Cut(addr, "@")
+		if !ok {
+			return backend.DeviceID{}, fmt.Errorf("a QUIC address names the server's key: %s", form)
+		}
+		id, err := remote.ParsePeerID(peer)
+		if err != nil {
+			return backend.DeviceID{}, fmt.Errorf("peer id %q: %v (%s)", peer, err, form)
+		}
+		if id.String() != peer {
+			return backend.DeviceID{}, fmt.Errorf("peer id %q: write it as %q (%s)", peer, id.String(), form)
+		}
+		if _, _, err := net.SplitHostPort(hp); err != nil {
+			return backend.DeviceID{}, fmt.Errorf("server address %q needs a port (%s)", hp, form)
+		}
+		hostPort = hp
+	}
+	if err := checkRemoteAddr(hostPort); err != nil {
 		return backend.DeviceID{}, fmt.Errorf("%w (%s)", err, form)
 	}
 	i, err := parseIndex(addrIdx[slash+1:])
 	if err != nil {
 		return backend.DeviceID{}, err
 	}
-	return backend.DeviceID{Type: "remote+ws", Addr: addr, Index: i}, nil
+	return backend.DeviceID{Type: typ, Addr: addr, Index: i}, nil
 }
 
 // checkRemoteAddr accepts HOST or HOST:PORT. HOST is a DNS name or IPv4

@@ -25,8 +25,6 @@ var placeholderBackends = []struct {
 	{"metal", "", false},
 	{"webgpu", "", false},
 	{"libtorch", " (it needs the libtorch build tag and cgo)", true},
-	{"remote+ws", "", false},
-	{"capture", "", false},
 }
 
 func init() {

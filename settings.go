@@ -37,10 +37,13 @@ func (c DeviceConfig) WithIntDType(i IntDType) DeviceConfig { c.IntDType = i; re
 // WithBoolDType returns c with the bool store set.
 func (c DeviceConfig) WithBoolDType(b BoolDType) DeviceConfig { c.BoolDType = b; return c }
 
-// Settings returns the device's settings (the defaults F32, I64, Native
-// until Configure changes them).
+// Settings returns the device's settings: the defaults F32, I64, Native
+// (or, for a device whose backend reports its own, such as a remote
+// device's server, those) until Configure changes them. It initializes
+// the device when it has not run yet, so that a reported setting is seen.
 func (d Device) Settings() DeviceSettings {
 	s := d.state()
+	s.open()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.settings
@@ -58,10 +61,37 @@ func (d Device) opSettings() DeviceSettings {
 	if s.locked.Load() {
 		return s.settings
 	}
+	s.open() // the backend's reported settings first (adoptReported)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.locked.Store(true)
 	return s.settings
+}
+
+// adoptReported starts the settings from the ones b reports
+// (backend.SettingsReporter: a remote device's are its server's) in place
+// of the defaults; zero fields keep the defaults. It runs once, when the
+// device opens, before Configure or an operation can use the settings.
+func (s *deviceState) adoptReported(b backend.Backend) {
+	r, ok := backend.As[backend.SettingsReporter](b)
+	if !ok {
+		return
+	}
+	rs := r.DeviceSettings()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.configured || s.locked.Load() {
+		return
+	}
+	if rs.FloatDType != 0 && DType(rs.FloatDType).IsFloat() {
+		s.settings.FloatDType = rs.FloatDType
+	}
+	if rs.IntDType != 0 && DType(rs.IntDType).IsInt() {
+		s.settings.IntDType = rs.IntDType
+	}
+	if rs.BoolDType >= BoolNative && rs.BoolDType <= BoolU32 {
+		s.settings.BoolDType = rs.BoolDType
+	}
 }
 
 // Configure sets the device's default dtypes. It must come before the

@@ -35,12 +35,14 @@ var (
 )
 
 // testDevices returns every local device that initializes: Enumerate's plus
-// Flex and CPU, de-duplicated by name. Devices that fail Init are logged.
+// Flex and CPU, then the remote devices (remoteTestDevices: a cpu server on
+// loopback and those of EMBER_TEST_REMOTE), de-duplicated by name. Devices
+// that fail Init are logged.
 func testDevices(t *testing.T) []Device {
 	t.Helper()
 	var out []Device
 	seen := map[string]bool{}
-	for _, d := range append(Enumerate(), Flex(), CPU()) {
+	for _, d := range append(append(Enumerate(), Flex(), CPU()), remoteTestDevices(t)...) {
 		if seen[d.String()] {
 			continue
 		}

@@ -24,7 +24,9 @@ type Conn interface {
 	// ReadFrame returns the next frame. A frame longer than the limit
 	// the Conn was made with is an error wrapping ErrFrameTooLarge,
 	// returned before the frame's bytes are buffered; after any error the
-	// Conn is unusable.
+	// Conn is unusable. The frame may live in a buffer that the next
+	// ReadFrame reuses (the WebSocket Conn's does): decode it, or copy
+	// it, before reading again.
 	ReadFrame(ctx context.Context) ([]byte, error)
 	// WriteFrame sends one frame.
 	WriteFrame(ctx context.Context, frame []byte) error
@@ -61,7 +63,10 @@ var ErrUnauthorized = errors.New("remote: unauthorized")
 // device and before any session state exists; a non-nil error refuses the
 // client, which sees an error wrapping ErrUnauthorized (with the error's
 // text). peer is the client's key identity (zero over WebSocket);
-// credential is what the client sent (RemoteQUICAuthorized, or nil).
+// credential is what the client sent (RemoteQUICAuthorized, or nil);
+// deviceIndex is the server device the session will run on, or -1 for a
+// client that only lists the server's devices (Enumerate, ember devices
+// --remote), which opens no session.
 // The interface is the counterpart of Burn's remote authorization hook.
 type PeerAuthorizer interface {
 	Authorize(peer PeerID, deviceIndex int, credential []byte) error

@@ -18,6 +18,10 @@ type DevicesConfig struct {
 	Stats bool
 	// JSON prints one JSON object per device instead of a table.
 	JSON bool
+	// Remote, when set, lists the devices of the Ember server at this
+	// address instead of the local ones: "ws://host:3000", "host:3000",
+	// "wss://host" or "quic://PEERID@host:port".
+	Remote string
 	// Context is cancelled on Ctrl-C.
 	Context context.Context
 	// Out is the command's standard output.
@@ -43,6 +47,9 @@ type deviceRow struct {
 // listDevices prints the present devices, then the backends this build
 // knows of but cannot run here, with the reason Init gives.
 func listDevices(cfg DevicesConfig) error {
+	if cfg.Remote != "" {
+		return listRemote(cfg)
+	}
 	def := ember.DefaultDevice()
 	var rows []deviceRow
 	seen := map[string]bool{}
@@ -139,7 +146,8 @@ With --stats, each device also reports its memory use and runs short
 micro-benchmarks (compute FLOP/s, memory bandwidth, launch latency).`,
 		Example: `  ember devices
   ember devices --stats
-  ember devices --json`,
+  ember devices --json
+  ember devices --remote gpu-host:3000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Context = cmd.Context()
@@ -149,5 +157,6 @@ micro-benchmarks (compute FLOP/s, memory bandwidth, launch latency).`,
 	}
 	cmd.Flags().BoolVar(&cfg.Stats, "stats", false, "also show memory use and measured throughput")
 	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print one JSON object per device")
+	cmd.Flags().StringVar(&cfg.Remote, "remote", "", "list the devices of the Ember server at `ADDR` (host:port, ws://, wss:// or quic://PEERID@host:port)")
 	return cmd
 }

@@ -1,14 +1,8 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 )
-
-// errNotImplemented is returned by commands this build does not provide
-// yet.
-var errNotImplemented = errors.New("not implemented in this build yet")
 
 // newRootCmd builds the ember command tree. Each call returns a fresh
 // tree, so tests can run commands with their own arguments and outputs.
@@ -30,6 +24,6 @@ cuda:1, vulkan:discrete:0 or remote+ws://host:3000/0.`,
 		SilenceUsage:  true, // errors at run time should not print the usage
 		SilenceErrors: true, // main prints the error once
 	}
-	root.AddCommand(newTrainCmd(), newDevicesCmd(), newBenchCmd(), newServeCmd(), newVersionCmd())
+	root.AddCommand(newTrainCmd(), newDevicesCmd(), newBenchCmd(), newServeCmd(), newGraphCmd(), newVersionCmd())
 	return root
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -78,6 +79,12 @@ func testRemoteServer(t *testing.T) (string, *remote.Server) {
 // remoteTestDevices returns the remote devices the table runs on.
 func remoteTestDevices(t *testing.T) []Device {
 	t.Helper()
+	if runtime.GOOS == "wasip1" || runtime.GOOS == "js" {
+		// WebAssembly runs one thread, so a loopback server in the same
+		// process starves the QUIC keep-alives; the native runs cover
+		// the remote devices.
+		return nil
+	}
 	addr, _ := testRemoteServer(t)
 	out := []Device{RemoteWebSocket("ws://"+addr, 0), RemoteQUIC(nil, testServerQUIC, 0)}
 	for name := range strings.SplitSeq(os.Getenv("EMBER_TEST_REMOTE"), ",") {

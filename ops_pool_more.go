@@ -2,6 +2,7 @@ package ember
 
 import (
 	"math"
+	"slices"
 )
 
 // Pooling beyond MaxPool2d and AvgPool2d, composed from them and from
@@ -188,7 +189,7 @@ func (x *Tensor) MaxUnpool2d(indices *Tensor, opts PoolOptions, size [2]int) *Te
 	if x.Rank() == 3 {
 		return x.Unsqueeze(0).MaxUnpool2d(indices.Unsqueeze(0), o, size).Squeeze(0)
 	}
-	if x.Rank() != 4 || !sameInts(x.shape(), indices.shape()) || !indices.DType().IsInt() {
+	if x.Rank() != 4 || !slices.Equal(x.shape(), indices.shape()) || !indices.DType().IsInt() {
 		fail("max_unpool2d", []string{describe("x", x), describe("indices", indices)}, "needs x [N, C, Ho, Wo] and integer indices of its shape")
 	}
 	s := x.shape()
@@ -203,18 +204,6 @@ func (x *Tensor) MaxUnpool2d(indices *Tensor, opts PoolOptions, size [2]int) *Te
 	flat := Zeros([]int{s[0], s[1], size[0] * size[1]}, x.dev).castTo(x.DType())
 	out := flat.ScatterAdd(2, indices.Reshape(s[0], s[1], -1).castTo(I64), x.Reshape(s[0], s[1], -1))
 	return out.Reshape(s[0], s[1], size[0], size[1])
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // pool1 runs a 2-d pooling over x [N, C, L] (or [C, L]) viewed with a

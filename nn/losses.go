@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/emberml/ember"
@@ -134,7 +135,7 @@ func CrossEntropyWith(logits, targets *ember.Tensor, o CrossEntropyOptions) *emb
 	}
 	eps := o.LabelSmoothing
 	if probs {
-		if !sameShape(targets.Shape(), logits.Shape()) {
+		if !slices.Equal(targets.Shape(), logits.Shape()) {
 			fail(op, targets, "probability targets must have logits' shape %v", logits.Shape())
 		}
 		q := targets.Permute(perm...).Reshape(-1, c).Cast(lp.DType())
@@ -151,7 +152,7 @@ func CrossEntropyWith(logits, targets *ember.Tensor, o CrossEntropyOptions) *emb
 		}
 		return reduce(op, l, o.Reduction)
 	}
-	if !targets.DType().IsInt() || !sameShape(targets.Shape(), outShape) {
+	if !targets.DType().IsInt() || !slices.Equal(targets.Shape(), outShape) {
 		fail(op, targets, "class-index targets must be an integer tensor %v", outShape)
 	}
 	t := targets.Reshape(m)
@@ -257,7 +258,7 @@ func NLL(logProbs, targets *ember.Tensor, o NLLOptions) *ember.Tensor {
 	}
 	lp := logProbs.Permute(perm...).Reshape(-1, c)
 	m := lp.Dim(0)
-	if !targets.DType().IsInt() || !sameShape(targets.Shape(), outShape) {
+	if !targets.DType().IsInt() || !slices.Equal(targets.Shape(), outShape) {
 		fail("nll", targets, "targets must be an integer tensor %v", outShape)
 	}
 	t := targets.Reshape(m)
@@ -369,7 +370,7 @@ type BCEOptions struct {
 func BinaryCrossEntropy(probs, target *ember.Tensor, o BCEOptions) *ember.Tensor {
 	const op = "binary_cross_entropy"
 	need(op, []string{"probs", "target"}, probs, target)
-	if !probs.DType().IsFloat() || !target.DType().IsFloat() || !sameShape(probs.Shape(), target.Shape()) {
+	if !probs.DType().IsFloat() || !target.DType().IsFloat() || !slices.Equal(probs.Shape(), target.Shape()) {
 		fail(op, probs, "probs and target must be float tensors of one shape")
 	}
 	if o.PosWeight != nil {
@@ -396,7 +397,7 @@ func BinaryCrossEntropy(probs, target *ember.Tensor, o BCEOptions) *ember.Tensor
 func BinaryCrossEntropyWithLogits(logits, target *ember.Tensor, o BCEOptions) *ember.Tensor {
 	const op = "binary_cross_entropy_with_logits"
 	need(op, []string{"logits", "target"}, logits, target)
-	if !logits.DType().IsFloat() || !target.DType().IsFloat() || !sameShape(logits.Shape(), target.Shape()) {
+	if !logits.DType().IsFloat() || !target.DType().IsFloat() || !slices.Equal(logits.Shape(), target.Shape()) {
 		fail(op, logits, "logits and target must be float tensors of one shape")
 	}
 	x := logits
@@ -424,7 +425,7 @@ func BinaryCrossEntropyWithLogits(logits, target *ember.Tensor, o BCEOptions) *e
 func KLDiv(input, target *ember.Tensor, logTarget bool, r Reduction) *ember.Tensor {
 	const op = "kl_div"
 	need(op, []string{"input", "target"}, input, target)
-	if !input.DType().IsFloat() || !target.DType().IsFloat() || !sameShape(input.Shape(), target.Shape()) {
+	if !input.DType().IsFloat() || !target.DType().IsFloat() || !slices.Equal(input.Shape(), target.Shape()) {
 		fail(op, input, "input and target must be float tensors of one shape")
 	}
 	t := target.Cast(input.DType())
@@ -461,7 +462,7 @@ func CosineEmbedding(x1, x2, y *ember.Tensor, margin float64, r Reduction) *embe
 		}
 		return l
 	}
-	if x1.Rank() != 2 || !sameShape(x1.Shape(), x2.Shape()) || !x1.DType().IsFloat() {
+	if x1.Rank() != 2 || !slices.Equal(x1.Shape(), x2.Shape()) || !x1.DType().IsFloat() {
 		fail(op, x1, "x1 and x2 must be float tensors of one shape [N, D]")
 	}
 	if y.Rank() != 1 || y.Dim(0) != x1.Dim(0) {
@@ -478,17 +479,4 @@ func CosineEmbedding(x1, x2, y *ember.Tensor, margin float64, r Reduction) *embe
 	neg := cos.AddScalar(-margin).ClampMin(0)
 	l := ember.Where(yf.EqScalar(1), pos, ember.Where(yf.EqScalar(-1), neg, ember.ZerosLike(cos)))
 	return reduce(op, l, r)
-}
-
-// sameShape reports whether two shapes are equal.
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

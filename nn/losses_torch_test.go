@@ -3,6 +3,7 @@ package nn
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -109,7 +110,7 @@ func TestLossesMatchPyTorch(t *testing.T) {
 		default:
 			t.Fatalf("%s: unknown function %q", c.Name, c.Fn)
 		}
-		if !sameShape(got.Shape(), c.OutShape) {
+		if !slices.Equal(got.Shape(), c.OutShape) {
 			t.Errorf("%s: shape %v, PyTorch %v", c.Name, got.Shape(), c.OutShape)
 			continue
 		}

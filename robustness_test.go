@@ -127,3 +127,32 @@ func TestOptimStepRejectsNonFiniteHyperparameters(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyViewsAndEmptyContractions checks, on every device, that ops on
+// empty views whose offset lies past their storage (a slice of an empty
+// tensor) give empty results, and that a matrix product over an empty
+// inner axis is zeros whatever the operands' layouts.
+func TestEmptyViewsAndEmptyContractions(t *testing.T) {
+	forDevices(t, func(t *testing.T, dev Device) {
+		for _, dt := range []DType{F32, F64, I64} {
+			err := Try(func() {
+				if s := Zeros([]int{0, 2}, dev).Cast(dt).Slice(All(), R(1, 2)).Sum().Float64s(); s[0] != 0 {
+					t.Errorf("%v: sum of an empty view %v", dt, s)
+				}
+				b := Zeros([]int{1, 0, 2, 2}, dev).Cast(dt).Narrow(3, 1, 1).Squeeze(3).AddScalar(1)
+				if !slices.Equal(b.Shape(), []int{1, 0, 2}) {
+					t.Errorf("%v: add on an empty view has shape %v", dt, b.Shape())
+				}
+				if dt.IsFloat() {
+					m := FromFloats([]float32{}, []int{2, 2, 3, 0}, dev).Cast(dt).Matmul(FromFloats([]float32{}, []int{2, 0, 2, 2}, dev).Cast(dt).Permute(0, 2, 1, 3))
+					if got := m.Float64s(); len(got) != 24 || slices.Max(got) != 0 || slices.Min(got) != 0 {
+						t.Errorf("%v: batched matmul over k = 0: %v, want 24 zeros", dt, got)
+					}
+				}
+			})
+			if err != nil {
+				t.Errorf("%v: %v", dt, err)
+			}
+		}
+	})
+}

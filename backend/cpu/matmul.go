@@ -101,6 +101,11 @@ func matmulT[T float](a, b ir.Tensor, dt ir.DType, shape []int, alloc func(int) 
 	xs, ys := x.Shape, y.Shape
 	ra, rb := len(xs), len(ys)
 	m, k, n := xs[ra-2], xs[ra-1], ys[rb-1]
+	if k == 0 { // an empty sum: zeros, whatever the operands' layouts
+		out := alloc(numel(shape))
+		clear(out)
+		return wrap(dt, shape, out)
+	}
 	// [..., m, k] (contiguous) x [k, n]: one GEMM over all stacked rows.
 	if rb == 2 && ra > 2 {
 		if d, ok := x.Contiguous(); ok {

@@ -85,6 +85,9 @@ func contiguousFloat32(x ir.Tensor) ([]float32, bool) {
 	if t, ok := x.(*Tensor); ok {
 		if s, ok := t.data.(*fvec[float32]); ok && layout.IsRowMajor(t.shape, t.strides) {
 			n := numel(t.shape)
+			if n == 0 {
+				return nil, true // an empty view's offset may lie past its storage
+			}
 			return (*s)[t.offset : t.offset+n : t.offset+n], true
 		}
 	}

@@ -45,6 +45,9 @@ func (v View[T]) Contiguous() ([]T, bool) {
 		return nil, false
 	}
 	n := ir.NumElements(v.Shape)
+	if n == 0 {
+		return nil, true // an empty view's offset may lie past its storage
+	}
 	return v.Data[v.Offset : v.Offset+n : v.Offset+n], true
 }
 

@@ -3,6 +3,9 @@ package ember
 import (
 	"math"
 	"slices"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // Pooling beyond MaxPool2d and AvgPool2d, composed from them and from
@@ -178,10 +181,12 @@ func (x *Tensor) MaxPool2dWithIndices(opts PoolOptions) (values, indices *Tensor
 // MaxUnpool2d places each element of x [N, C, Ho, Wo] (or [C, Ho, Wo])
 // at its index from MaxPool2dWithIndices in a zero tensor [N, C, H, W]
 // (PyTorch's max_unpool2d): size is [H, W], or [0, 0] for PyTorch's
-// default (Ho−1)·stride − 2·padding + kernel per axis. Repeated indices
-// (overlapping windows) add their values. It is differentiable in x. It
-// panics with an *Error when the shapes disagree or an index is out of
-// range.
+// default (Ho−1)·stride − 2·padding + kernel per axis. An index that
+// several windows selected (overlapping windows) holds its value once, as
+// in PyTorch (the copies are averaged, each getting its share of the
+// gradient). It is differentiable in x. It panics with an *Error when the
+// shapes disagree or an index is out of range (devices that check indices
+// themselves report it from the next Sync or read).
 func (x *Tensor) MaxUnpool2d(indices *Tensor, opts PoolOptions, size [2]int) *Tensor {
 	x.need("max_unpool2d", "x")
 	indices.need("max_unpool2d", "indices")
@@ -198,12 +203,28 @@ func (x *Tensor) MaxUnpool2d(indices *Tensor, opts PoolOptions, size [2]int) *Te
 			size[i] = (s[2+i]-1)*o.Stride[i] - 2*o.Padding[i] + o.Kernel[i]
 		}
 	}
-	if size[0] <= 0 || size[1] <= 0 {
-		fail("max_unpool2d", []string{describe("x", x)}, "output size %v must be positive", size)
+	if size[0] <= 0 || size[1] <= 0 || ir.CheckShape([]int{s[0], s[1], size[0], size[1]}) != nil {
+		fail("max_unpool2d", []string{describe("x", x)}, "output size %v must be positive and countable", size)
 	}
-	flat := Zeros([]int{s[0], s[1], size[0] * size[1]}, x.dev).castTo(x.DType())
-	out := flat.ScatterAdd(2, indices.Reshape(s[0], s[1], -1).castTo(I64), x.Reshape(s[0], s[1], -1))
-	return out.Reshape(s[0], s[1], size[0], size[1])
+	plane := size[0] * size[1]
+	idx := indices.Reshape(s[0], s[1], -1).castTo(I64)
+	if dc, ok := backend.As[backend.IndexChecker](x.dev.backend()); !ok || !dc.ChecksIndicesOnDevice() {
+		for _, v := range idx.Int64s() {
+			if v < 0 || v >= int64(plane) {
+				fail("max_unpool2d", []string{describe("x", x), describe("indices", indices)}, "index %d is outside the output plane of %d x %d", v, size[0], size[1])
+			}
+		}
+	}
+	vals := x.Reshape(s[0], s[1], -1)
+	sum := Zeros([]int{s[0], s[1], plane}, x.dev).castTo(x.DType()).ScatterAdd(2, idx, vals)
+	// An element several windows selected appears once, as PyTorch's
+	// unpooling writes it once: divide by how often each index occurs.
+	count := Zeros([]int{s[0], s[1], plane}, x.dev.Inner()).castTo(x.DType()).ScatterAdd(2, idx.Inner(), OnesLike(vals.Inner()))
+	count = Where(count.EqScalar(0), OnesLike(count), count)
+	if x.dev.autodiff {
+		count = count.ToDevice(x.dev)
+	}
+	return sum.Div(count).Reshape(s[0], s[1], size[0], size[1])
 }
 
 // pool1 runs a 2-d pooling over x [N, C, L] (or [C, L]) viewed with a

@@ -110,9 +110,24 @@ func (x *Tensor) Interpolate(size [2]int, mode InterpolationMode, alignCorners b
 	if h == 0 || w == 0 {
 		fail("interpolate", []string{describe("x", x)}, "input spatial axes must not be empty")
 	}
+	checkResample("interpolate", x, h, size[0])
+	checkResample("interpolate", x, w, size[1])
 	mh := constantOn(x, resampleMatrix(h, size[0], mode, alignCorners), []int{size[0], h})
 	mw := constantOn(x, resampleMatrix(w, size[1], mode, alignCorners), []int{size[1], w})
 	return mh.Matmul(x.Matmul(mw.Transpose()))
+}
+
+// maxResampleMatrix bounds the elements of one dense resampling matrix
+// (out × in per axis) that Interpolate and AdaptiveAvgPool2d build on the
+// host: 2^26 float64s, 512 MiB.
+const maxResampleMatrix = 1 << 26
+
+// checkResample panics with an *Error naming op when an axis of in
+// samples resampled to out would need a larger matrix.
+func checkResample(op string, x *Tensor, in, out int) {
+	if out > maxResampleMatrix/max(in, 1) {
+		fail(op, []string{describe("x", x)}, "resampling an axis of %d to %d needs a %d x %d weight matrix, more than %d elements", in, out, out, in, maxResampleMatrix)
+	}
 }
 
 // constantOn puts float64 values of shape on x's device in x's dtype,
@@ -151,6 +166,11 @@ func (x *Tensor) AdaptiveAvgPool2d(outH, outW int) *Tensor {
 		fail("adaptive_avg_pool2d", []string{describe("x", x)}, "needs a float tensor [N, C, H, W] or [C, H, W] and positive output sizes, got %d x %d", outH, outW)
 	}
 	h, w := x.Dim(-2), x.Dim(-1)
+	if h == 0 || w == 0 {
+		fail("adaptive_avg_pool2d", []string{describe("x", x)}, "input spatial axes must not be empty")
+	}
+	checkResample("adaptive_avg_pool2d", x, h, outH)
+	checkResample("adaptive_avg_pool2d", x, w, outW)
 	mat := func(in, out int) *Tensor {
 		m := make([]float64, out*in)
 		for i, b := range adaptiveBins(in, out) {

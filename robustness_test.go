@@ -156,3 +156,24 @@ func TestEmptyViewsAndEmptyContractions(t *testing.T) {
 		}
 	})
 }
+
+// TestResamplingAndUnpoolingLimits checks that sizes whose dense
+// resampling matrix or output could never be built are *Errors naming the
+// op (not a fatal out-of-memory), and that unpooling writes an element
+// several overlapping windows selected once, as PyTorch: [1, 5, 2] pooled
+// by 1x2 windows with stride 1 unpools to [0, 5, 0].
+func TestResamplingAndUnpoolingLimits(t *testing.T) {
+	dev := CPU()
+	img := Ones([]int{1, 1, 2, 2}, dev)
+	expectPanic(t, "interpolate huge", func() { img.Interpolate([2]int{1 << 40, 1 << 40}, InterpNearest, false) }, "interpolate", "weight matrix")
+	expectPanic(t, "interpolate tall", func() { img.Interpolate([2]int{1 << 31, 1}, InterpBilinear, false) }, "interpolate", "weight matrix")
+	expectPanic(t, "adaptive avg huge", func() { img.AdaptiveAvgPool2d(1<<40, 1<<40) }, "adaptive_avg_pool2d", "weight matrix")
+	x := FromFloats([]float32{1, 5, 2}, []int{1, 1, 1, 3}, dev)
+	o := PoolOptions{Kernel: [2]int{1, 2}, Stride: [2]int{1, 1}}
+	v, i := x.MaxPool2dWithIndices(o)
+	if got := v.MaxUnpool2d(i, o, [2]int{1, 3}).Float32s(); got[0] != 0 || got[1] != 5 || got[2] != 0 {
+		t.Errorf("unpooling overlapping windows: %v, want [0 5 0]", got)
+	}
+	expectPanic(t, "unpool huge", func() { v.MaxUnpool2d(i, o, [2]int{1 << 40, 1 << 40}) }, "max_unpool2d", "countable")
+	expectPanic(t, "unpool index outside", func() { v.MaxUnpool2d(i, o, [2]int{1, 1}) }, "max_unpool2d", "outside the output plane")
+}

@@ -114,6 +114,16 @@ func TestFailedTasksKeepTheSession(t *testing.T) {
 		t.Fatalf("the session stays failed: %v", err)
 	}
 	checkWorks(t, "after the bad gather", c, r)
+	// Reading the failed result reports the failure; it is not reported
+	// again by the next read of a valid tensor.
+	g2 := c.Exec(gather)[0]
+	if _, err := c.ToData(g2); err == nil || !strings.Contains(err.Error(), "gather") {
+		t.Fatalf("reading a failed gather: %v", err)
+	}
+	fine := c.FromData(ir.FromSlice([]float32{2, 4}, []int{2}))
+	if d, err := c.ToData(fine); err != nil || len(d.Bytes) != 8 {
+		t.Fatalf("a valid read after a reported failure: %v", err)
+	}
 
 	a := c.FromData(ir.FromSlice([]int32{7, 8, 9}, []int{3}))
 	z := c.FromData(ir.FromSlice([]int32{1, 0, 3}, []int{3}))

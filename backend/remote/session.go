@@ -648,6 +648,17 @@ func (ss *session) takePending() *wireError {
 	return w
 }
 
+// forget removes w from the failures not reported yet.
+func (ss *session) forget(w *wireError) {
+	kept := ss.pending[:0]
+	for _, p := range ss.pending {
+		if p != w {
+			kept = append(kept, p)
+		}
+	}
+	ss.pending = kept
+}
+
 // read answers a read with the tensor's value (in parts when it does not
 // fit in one of the client's frames), or with the failure of its op or of
 // an earlier one not reported yet.
@@ -655,6 +666,8 @@ func (ss *session) read(r *idRequest) {
 	t, w := ss.lookup("to_data", r.ID)
 	if w == nil {
 		w = ss.takePending()
+	} else {
+		ss.forget(w) // reported now: a later read must not report it again
 	}
 	if w != nil {
 		ss.reply(reply{Req: r.Req, Err: w})

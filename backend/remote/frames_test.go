@@ -120,7 +120,8 @@ func TestFailedTasksKeepTheSession(t *testing.T) {
 	if _, err := c.ToData(g2); err == nil || !strings.Contains(err.Error(), "gather") {
 		t.Fatalf("reading a failed gather: %v", err)
 	}
-	fine := c.FromData(ir.FromSlice([]float32{2, 4}, []int{2}))
+	up := c.FromData(ir.FromSlice([]float32{2, 4}, []int{2}))
+	fine := c.Exec(binOp(t, ir.OpAdd, up, up))[0] // computed on the server
 	if d, err := c.ToData(fine); err != nil || len(d.Bytes) != 8 {
 		t.Fatalf("a valid read after a reported failure: %v", err)
 	}

@@ -7,24 +7,26 @@ import (
 	"github.com/emberml/ember"
 )
 
-// rnnLayer holds one layer's PyTorch-named weights: weight_ih [G·H, in],
-// weight_hh [G·H, H], bias_ih and bias_hh [G·H], G gates.
-type rnnLayer struct {
+// RNNLayer holds one layer of an LSTM (G = 4 gates) or GRU (G = 3), with
+// PyTorch's layouts: WeightIH [G·H, in] (weight_ih_l{k}), WeightHH [G·H,
+// H] (weight_hh_l{k}), BiasIH and BiasHH [G·H], the gates stacked in
+// PyTorch's order.
+type RNNLayer struct {
 	WeightIH, WeightHH, BiasIH, BiasHH *Param
 }
 
-func newRNNLayers(op string, gates, input, hidden, layers int, dev ember.Device) []rnnLayer {
+func newRNNLayers(op string, gates, input, hidden, layers int, dev ember.Device) []RNNLayer {
 	if input <= 0 || hidden <= 0 || layers <= 0 {
 		fail(op, nil, "sizes must be positive, got input=%d hidden=%d layers=%d", input, hidden, layers)
 	}
 	b := 1 / math.Sqrt(float64(hidden)) // PyTorch: U(−1/√H, 1/√H) for every weight
-	out := make([]rnnLayer, layers)
+	out := make([]RNNLayer, layers)
 	for l := range out {
 		in := input
 		if l > 0 {
 			in = hidden
 		}
-		out[l] = rnnLayer{
+		out[l] = RNNLayer{
 			WeightIH: newParam(uniform([]int{gates * hidden, in}, b, dev)),
 			WeightHH: newParam(uniform([]int{gates * hidden, hidden}, b, dev)),
 			BiasIH:   newParam(uniform([]int{gates * hidden}, b, dev)),
@@ -34,7 +36,7 @@ func newRNNLayers(op string, gates, input, hidden, layers int, dev ember.Device)
 	return out
 }
 
-func rnnParams(ls []rnnLayer) []NamedParam {
+func rnnParams(ls []RNNLayer) []NamedParam {
 	var out []NamedParam
 	for l, p := range ls {
 		s := "_l" + strconv.Itoa(l)
@@ -71,7 +73,9 @@ func rnnInput(op string, x *ember.Tensor, batchFirst bool, input int) (*ember.Te
 // (Hochreiter & Schmidhuber, 1997) with PyTorch's gate order and
 // parameter names (weight_ih_l0, ...), initialized U(−1/√H, 1/√H).
 type LSTM struct {
-	Layers     []rnnLayer
+	// Layers are the stacked layers, input first.
+	Layers []RNNLayer
+	// BatchFirst takes and returns [N, L, ...] instead of [L, N, ...].
 	BatchFirst bool
 	input      int
 	hidden     int
@@ -137,7 +141,9 @@ func (m *LSTM) NamedParameters() []NamedParam { return rnnParams(m.Layers) }
 // (Cho et al., 2014) with PyTorch's gate order (r, z, n), parameter names
 // and initialization; shapes as LSTM.
 type GRU struct {
-	Layers     []rnnLayer
+	// Layers are the stacked layers, input first.
+	Layers []RNNLayer
+	// BatchFirst takes and returns [N, L, ...] instead of [L, N, ...].
 	BatchFirst bool
 	input      int
 	hidden     int

@@ -64,7 +64,7 @@ func TestLSTMAndGRU(t *testing.T) {
 	xv := randVals(rng, l*n*in)
 	x := f64(xv, []int{l, n, in}, dev)
 	for _, gates := range []int{4, 3} {
-		var layers []rnnLayer
+		var layers []RNNLayer
 		var run func(x, h0, c0 *ember.Tensor) (o, hn, cn *ember.Tensor)
 		name := "lstm"
 		if gates == 4 {

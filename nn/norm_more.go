@@ -101,7 +101,11 @@ func (g *GroupNorm) Forward(x *ember.Tensor) *ember.Tensor {
 		fail("group_norm", x, "groups %d must be positive and divide channels %d", g.Groups, c)
 	}
 	shape := x.Shape()
-	xg := x.Reshape(shape[0], g.Groups, -1) // [N, G, C/G·positions]
+	per := c / g.Groups // channels per group, times the positions
+	for _, s := range shape[2:] {
+		per *= s
+	}
+	xg := x.Reshape(shape[0], g.Groups, per) // [N, G, C/G·positions]
 	diff := xg.Sub(meanOver(xg, []int{2}))
 	variance := meanOver(diff.Mul(diff), []int{2})
 	y := diff.Mul(variance.AddScalar(g.Eps).Rsqrt()).Reshape(shape...)

@@ -71,6 +71,9 @@ func TestRMSNormAndGroupNorm(t *testing.T) {
 		return weightedSum(ga.Forward(xa.Value), randVals(rand.New(rand.NewPCG(2, 2)), n*c*hw))
 	},
 		map[string]*Param{"x": xa, "weight": ga.Weight, "bias": ga.Bias})
+	if s := g.Forward(ember.Ones([]int{0, c, hw}, dev)).Shape(); len(s) != 3 || s[0] != 0 || s[1] != c {
+		t.Errorf("group_norm of an empty batch: shape %v, want [0 %d %d]", s, c, hw)
+	}
 	if err := ember.Try(func() { NewGroupNorm(4, 6, dev) }); err == nil {
 		t.Error("groups not dividing channels: no error")
 	}

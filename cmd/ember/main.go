@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -27,7 +28,8 @@ func main() {
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "ember:", err)
+		// Errors of the ember package already start with "ember: ".
+		fmt.Fprintln(os.Stderr, "ember:", strings.TrimPrefix(err.Error(), "ember: "))
 		os.Exit(1)
 	}
 }

@@ -16,13 +16,8 @@ func placeAt(v *Tensor, shape []int, ranges []Range) *Tensor {
 	for a, r := range ranges {
 		k := r.Len()
 		n := shape[a]
-		if r.Step > 1 && k > 1 {
-			vs := v.shape()
-			pads := make([]int, 2*(len(vs)+1))
-			pads[2*(len(vs)-1-a)+1] = r.Step - 1 // after, on the new axis a+1
-			merged := slices.Clone(vs)
-			merged[a] = k * r.Step
-			v = v.Unsqueeze(a+1).Pad(pads, 0).Reshape(merged...).Narrow(a, 0, (k-1)*r.Step+1)
+		if k > 1 {
+			v = dilateZeros(v, a, r.Step)
 		}
 		span := v.shape()[a]
 		pads := make([]int, 2*len(shape))

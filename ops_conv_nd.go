@@ -66,17 +66,7 @@ func (x *Tensor) Conv3d(w, bias *Tensor, o Conv3dOptions) *Tensor {
 	if kd == 0 {
 		fail("conv3d", args, "empty kernel")
 	}
-	if p := o.Padding[0]; p > 0 {
-		x = x.Pad([]int{0, 0, 0, 0, p, p}, 0)
-	}
-	span := o.Dilation[0]*(kd-1) + 1
-	if x.Dim(2) < span {
-		fail("conv3d", args, "the padded depth %d is smaller than the dilated kernel depth %d", x.Dim(2), span)
-	}
-	taps := x.Unfold(2, span, o.Stride[0]) // [N, C, Do, H, W, span]
-	if o.Dilation[0] > 1 {
-		taps = taps.Slice(All(), All(), All(), All(), All(), Range{Start: 0, End: span, Step: o.Dilation[0]})
-	}
+	taps := depthWindows("conv3d", x, kd, o.Stride[0], o.Padding[0], o.Dilation[0], 0) // [N, C, Do, H, W, kD]
 	do, h, wd := taps.Dim(2), taps.Dim(3), taps.Dim(4)
 	cols := taps.Permute(0, 2, 1, 5, 3, 4).Reshape(n*do, c*kd, h, wd)
 	w2 := w.Reshape(w.Dim(0), w.Dim(1)*kd, w.Dim(3), w.Dim(4))

@@ -270,19 +270,28 @@ func depthTaps(op string, x *Tensor, o Pool3dOptions, value float64) (*Tensor, i
 	if o.Kernel[0] <= 0 || o.Stride[0] <= 0 || o.Dilation[0] <= 0 || o.Padding[0] < 0 || 2*o.Padding[0] > o.Dilation[0]*(o.Kernel[0]-1)+1 {
 		fail(op, []string{describe("x", x)}, "invalid depth options %+v", o)
 	}
-	if p := o.Padding[0]; p > 0 {
-		x = x.Pad([]int{0, 0, 0, 0, p, p}, value)
-	}
-	span := o.Dilation[0]*(o.Kernel[0]-1) + 1
-	if x.Dim(2) < span {
-		fail(op, []string{describe("x", x)}, "the padded depth %d is smaller than the window %d", x.Dim(2), span)
-	}
-	t := x.Unfold(2, span, o.Stride[0]) // [N, C, Do, H, W, span]
-	if o.Dilation[0] > 1 {
-		t = t.Slice(All(), All(), All(), All(), All(), Range{Start: 0, End: span, Step: o.Dilation[0]})
-	}
+	t := depthWindows(op, x, o.Kernel[0], o.Stride[0], o.Padding[0], o.Dilation[0], value)
 	n, c, do, h, w := t.Dim(0), t.Dim(1), t.Dim(2), t.Dim(3), t.Dim(4)
 	return t.Permute(0, 1, 2, 5, 3, 4).Reshape(n, c*do*o.Kernel[0], h, w), do, o.Kernel[0]
+}
+
+// depthWindows pads x [N, C, D, H, W] by pad along depth with value and
+// returns its depth windows of k taps (stride, dilation) as [N, C, Do, H,
+// W, k], through Unfold; it panics with an *Error naming op when the
+// padded depth is shorter than the dilated window.
+func depthWindows(op string, x *Tensor, k, stride, pad, dil int, value float64) *Tensor {
+	if pad > 0 {
+		x = x.Pad([]int{0, 0, 0, 0, pad, pad}, value)
+	}
+	span := dil*(k-1) + 1
+	if x.Dim(2) < span {
+		fail(op, []string{describe("x", x)}, "the padded depth %d is smaller than the dilated window depth %d", x.Dim(2), span)
+	}
+	t := x.Unfold(2, span, stride) // [N, C, Do, H, W, span]
+	if dil > 1 {
+		t = t.Slice(All(), All(), All(), All(), All(), Range{Start: 0, End: span, Step: dil})
+	}
+	return t
 }
 
 func (o Pool3dOptions) defaults() Pool3dOptions {

@@ -1,6 +1,7 @@
 # Ember build and test entry points.
 #
-#   make test    check tools, download modules, gofmt, go vet, go test -race
+#   make test    check tools, download modules, gofmt, go vet, go test -race,
+#                then the tables again with fusion off
 #   make cross   build the ember command for every platform in CROSS
 #   make wasi    run the flex kernels' tests and the numerical and gradient
 #                tables under wasip1/wasm (wazero from the module proxy)
@@ -50,8 +51,12 @@ fmt: deps
 vet: mod
 	$(GO) vet $(PKGS)
 
+# test runs every package under -race with fusion on (the default), then
+# the numerical tables, gradient checks and training tests again with
+# fusion off (EMBER_FUSION=0), which must give the same results.
 test: mod fmt-check vet
 	$(GO) test -race -timeout $(TEST_TIMEOUT) $(PKGS)
+	EMBER_FUSION=0 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) . ./nn ./optim ./train
 
 build: mod
 	$(GO) build -ldflags '$(LDFLAGS)' -o ember ./cmd/ember

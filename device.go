@@ -365,6 +365,11 @@ type deviceState struct {
 	settings   DeviceSettings
 	configured bool
 	locked     atomic.Bool
+
+	// fusion is the device's FusionSetting, fixed (fusionFixed) when its
+	// first stack is built.
+	fusion      atomic.Uint32
+	fusionFixed atomic.Bool
 }
 
 var (

@@ -26,6 +26,11 @@ type DeviceConfig struct {
 	FloatDType FloatDType
 	IntDType   IntDType
 	BoolDType  BoolDType
+	// Fusion turns the fusion of elementwise ops on or off for the device
+	// (FusionDefault: as EMBER_FUSION says; see WithFusion). Unlike the
+	// dtypes it is fixed by anything that opens the device's op stack,
+	// Sync and queries included.
+	Fusion FusionSetting
 }
 
 // WithFloatDType returns c with the float dtype set.
@@ -146,6 +151,9 @@ func (d Device) Configure(cfg DeviceConfig) error {
 			return &DeviceError{Device: name, Op: "configure", Err: fmt.Errorf("%w: bool store %v", ErrUnsupportedDType, cfg.BoolDType)}
 		}
 		next.BoolDType = cfg.BoolDType
+	}
+	if err := s.configureFusion(cfg.Fusion, name); err != nil {
+		return err
 	}
 	s.settings = next
 	s.configured = true

@@ -56,6 +56,11 @@ func testDevices(t *testing.T) []Device {
 	if len(out) == 0 {
 		t.Skip("no device initializes")
 	}
+	if CPU().Fusion() {
+		// The cpu device again with fusion off (subtests "cpu#01"): every
+		// case runs fused and unfused.
+		out = append(out, unfusedCPU())
+	}
 	return out
 }
 

@@ -222,14 +222,17 @@ func FromData(data *TensorData, dev Device) *Tensor {
 func FromFloats[T ~float32 | ~float64](values []T, shape []int, dev Device) *Tensor {
 	shape = checkShape("from_floats", shape)
 	checkLen("from_floats", len(values), shape)
-	d := &TensorData{Shape: shape, DType: F64, Bytes: make([]byte, 8*len(values))}
-	for i, v := range values {
-		binary.LittleEndian.PutUint64(d.Bytes[8*i:], math.Float64bits(float64(v)))
-	}
-	if _, ok := any(values).([]float32); ok {
-		d = &TensorData{Shape: d.Shape, DType: F32, Bytes: make([]byte, 4*len(values))}
+	var d *TensorData
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		d = &TensorData{Shape: shape, DType: F32, Bytes: make([]byte, 4*len(values))}
 		for i, v := range values {
 			binary.LittleEndian.PutUint32(d.Bytes[4*i:], math.Float32bits(float32(v)))
+		}
+	} else {
+		d = &TensorData{Shape: shape, DType: F64, Bytes: make([]byte, 8*len(values))}
+		for i, v := range values {
+			binary.LittleEndian.PutUint64(d.Bytes[8*i:], math.Float64bits(float64(v)))
 		}
 	}
 	return FromData(d, dev).castTo(DType(dev.opSettings().FloatDType))

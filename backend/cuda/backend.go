@@ -31,9 +31,8 @@ type Backend struct {
 	alloc        *allocator
 	persistent   atomic.Int32
 	fatal        atomic.Pointer[error]
-	compiled     sync.Map // compiledKey -> *Kernel
-	elemKernels  sync.Map // elemVariant -> *Kernel
-	compileMu    sync.Mutex
+	kcache       kernelCache // compiled kernels, their build statistics, the warm-up
+	elemKernels  sync.Map    // elemVariant -> *Kernel
 	blasOnce     sync.Once
 	blas         cublas.Handle
 	blasErr      error
@@ -45,7 +44,9 @@ type Backend struct {
 }
 
 // Open initializes GPU index: loads libcuda.so.1 and NVRTC, retains the
-// primary context and creates the backend's stream. The error wraps
+// primary context, creates the backend's stream and starts compiling the
+// kernels of the common training steps in the background (see
+// Precompile; EMBER_CUDA_WARMUP=0 turns this off). The error wraps
 // backend.ErrBackendUnavailable and names the missing library or the CUDA
 // error (no device, index out of range, ...).
 func Open(index int) (*Backend, error) {
@@ -88,6 +89,7 @@ func Open(index int) (*Backend, error) {
 		return unavailable(err)
 	}
 	b.alloc = newAllocator(&cuMemory{ctx: b.ctx, stream: b.stream}, collectGarbage)
+	b.startWarmUp()
 	return b, nil
 }
 

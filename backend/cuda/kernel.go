@@ -10,6 +10,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/emberml/ember/backend/cuda/internal/cu"
 	"github.com/emberml/ember/backend/cuda/internal/nvrtc"
@@ -24,7 +28,34 @@ type Kernel struct {
 // Name is the kernel's function name.
 func (k *Kernel) Name() string { return k.name }
 
-type compiledKey struct{ name, source string }
+// compiledKey identifies a compiled kernel: its function name, its source
+// and the extra NVRTC options, joined by NUL ("" for none).
+type compiledKey struct{ name, source, opts string }
+
+// compileCall is one kernel build: the goroutine that stored it in the
+// cache compiles and loads the kernel; callers of the same key wait for
+// done and read k or err (written before done is closed).
+type compileCall struct {
+	done chan struct{}
+	k    *Kernel
+	err  error
+}
+
+// kernelCache holds a backend's compiled kernels (compiledKey ->
+// *compileCall) and the statistics of their builds. Different keys build
+// concurrently; one key builds once while its callers wait.
+type kernelCache struct {
+	calls sync.Map
+	// built counts the kernels built and loaded; buildNanos sums the wall
+	// time of those builds; waitNanos sums the time Kernel callers were
+	// blocked on a build (their own or another goroutine's).
+	built, buildNanos, waitNanos atomic.Int64
+	// names lists the built kernels in the order they finished.
+	namesMu sync.Mutex
+	names   []string
+	// warmDone is closed when the warm-up started by Open has finished.
+	warmDone chan struct{}
+}
 
 // compileOptions are the NVRTC options for arch (sm_XY number): no fast
 // math, so float results follow IEEE semantics.
@@ -41,48 +72,151 @@ func compileOptions(arch int, cubin bool) []string {
 // (-arch=sm_XY, no fast math). Compiled modules are cached in the process
 // by (source, name) and on disk under os.UserCacheDir()/ember/cuda as
 // <hash>-sm_XY.cubin, where the hash covers the source, the options and
-// NVRTC's version. A compile error panics with the NVRTC log and the
-// kernel's name; a driver error panics with an error naming the call.
-func (b *Backend) Kernel(name, source string) *Kernel {
-	key := compiledKey{name, source}
-	if k, ok := b.compiled.Load(key); ok {
-		return k.(*Kernel)
-	}
-	b.compileMu.Lock()
-	defer b.compileMu.Unlock()
-	if k, ok := b.compiled.Load(key); ok {
-		return k.(*Kernel)
-	}
-	image, err := b.compile(name, source)
+// NVRTC's version. Kernels of different (name, source) compile
+// concurrently; a call for a kernel that another goroutine is compiling
+// waits for that compilation and returns the same *Kernel. A compile error
+// panics with the NVRTC log and the kernel's name; a driver error panics
+// with an error naming the call. Kernel is KernelWith without options.
+func (b *Backend) Kernel(name, source string) *Kernel { return b.KernelWith(name, source) }
+
+// KernelWith is Kernel compiled with the extra NVRTC options opts (such as
+// "-fmad=false"), passed after the backend's own (-arch=sm_XY
+// -default-device -std=c++17). The options are part of both cache keys:
+// the in-process key (name, source, options) and the hash naming the disk
+// cache file, so the same source with other options is another kernel.
+// Invalid options fail as compile errors (a panic naming the kernel and
+// NVRTC's log).
+func (b *Backend) KernelWith(name, source string, opts ...string) *Kernel {
+	k, err := b.kernelWith(name, source, opts, true)
 	if err != nil {
-		panic(fmt.Errorf("%v: kernel %s: %w", b.id, name, err))
+		panic(err)
+	}
+	return k
+}
+
+// kernelWith returns the kernel (name, source, opts), building it on first
+// use: the first caller of a key compiles and loads it, later callers of
+// the same key wait for that build. A failed build is not cached (a later
+// call tries again); every caller waiting for it gets its error. waited
+// adds the time the caller was blocked to the wait statistic.
+func (b *Backend) kernelWith(name, source string, opts []string, waited bool) (*Kernel, error) {
+	key := compiledKey{name, source, strings.Join(opts, "\x00")}
+	kc := &b.kcache
+	v, ok := kc.calls.Load(key)
+	if !ok {
+		c := &compileCall{done: make(chan struct{})}
+		if v, ok = kc.calls.LoadOrStore(key, c); !ok {
+			start := time.Now()
+			b.build(key, c, opts)
+			if waited {
+				kc.waitNanos.Add(int64(time.Since(start)))
+			}
+			return c.k, c.err
+		}
+	}
+	c := v.(*compileCall)
+	select {
+	case <-c.done:
+	default:
+		start := time.Now()
+		<-c.done
+		if waited {
+			kc.waitNanos.Add(int64(time.Since(start)))
+		}
+	}
+	return c.k, c.err
+}
+
+// build compiles and loads the kernel of key into c and closes c.done; on
+// failure (including a panic of the driver calls, such as the sticky fault
+// enter reports) it records the error and removes c from the cache.
+func (b *Backend) build(key compiledKey, c *compileCall, opts []string) {
+	kc := &b.kcache
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			err, ok := r.(error)
+			if !ok {
+				err = fmt.Errorf("%v: kernel %s: %v", b.id, key.name, r)
+			}
+			c.k, c.err = nil, err
+		}
+		if c.err != nil {
+			kc.calls.CompareAndDelete(key, c)
+		} else {
+			kc.built.Add(1)
+			kc.buildNanos.Add(int64(time.Since(start)))
+			kc.namesMu.Lock()
+			kc.names = append(kc.names, key.name)
+			kc.namesMu.Unlock()
+		}
+		close(c.done)
+	}()
+	image, err := b.compile(key.name, key.source, opts)
+	if err != nil {
+		c.err = fmt.Errorf("%v: kernel %s: %w", b.id, key.name, err)
+		return
 	}
 	defer b.enter()()
 	mod, err := cu.ModuleLoadData(image)
 	if err != nil {
-		panic(b.failf(err, "loading kernel %s", name))
+		c.err = b.failf(err, "loading kernel %s", key.name)
+		return
 	}
-	fn, err := cu.ModuleGetFunction(mod, name)
+	fn, err := cu.ModuleGetFunction(mod, key.name)
 	if err != nil {
-		panic(b.failf(err, "kernel %s", name))
+		c.err = b.failf(err, "kernel %s", key.name)
+		return
 	}
-	k := &Kernel{name: name, fn: fn}
-	b.compiled.Store(key, k)
-	return k
+	c.k = &Kernel{name: key.name, fn: fn}
 }
 
-// compile returns the cubin (or PTX, when NVRTC cannot emit code for the
-// device's architecture) of source, from the disk cache when present.
-func (b *Backend) compile(name, source string) ([]byte, error) {
-	arch := b.ccMajor*10 + b.ccMinor
-	cubin := true
-	if archs, err := nvrtc.SupportedArchs(); err == nil && !slices.Contains(archs, arch) {
-		cubin = false
-	}
-	opts := compileOptions(arch, cubin)
+// CompileStats reports the kernels this backend built since Open (compiled
+// by NVRTC or read from the disk cache, then loaded into the context:
+// each (name, source, options) counts once, whether an op, Kernel or the
+// warm-up asked for it) and the total wall time of those builds, summed
+// over kernels (builds run concurrently, so the sum may exceed the elapsed
+// time). Failed builds are not counted.
+func (b *Backend) CompileStats() (kernels int, wall time.Duration) {
+	return int(b.kcache.built.Load()), time.Duration(b.kcache.buildNanos.Load())
+}
+
+// CompileWait reports the total time callers of Kernel and KernelWith
+// (every op that launches a compiled kernel goes through them) spent
+// blocked on a build, their own or one another goroutine or the warm-up
+// had started; a kernel the warm-up finished before it was needed adds
+// nothing. Precompile's own waiting is not counted.
+func (b *Backend) CompileWait() time.Duration { return time.Duration(b.kcache.waitNanos.Load()) }
+
+// builtKernels returns the names of the kernels built so far, in the order
+// their builds finished.
+func (b *Backend) builtKernels() []string {
+	kc := &b.kcache
+	kc.namesMu.Lock()
+	defer kc.namesMu.Unlock()
+	return slices.Clone(kc.names)
+}
+
+// nvrtcInfo is NVRTC's version and the architectures it emits cubins for
+// (all of them when NVRTC cannot list them), queried once.
+var nvrtcInfo = sync.OnceValues(func() (string, func(arch int) bool) {
 	ma, mi, _ := nvrtc.Version()
+	archs, err := nvrtc.SupportedArchs()
+	cubin := func(arch int) bool { return err != nil || slices.Contains(archs, arch) }
+	return fmt.Sprintf("%d.%d", ma, mi), cubin
+})
+
+// compile returns the cubin (or PTX, when NVRTC cannot emit code for the
+// device's architecture) of source compiled with the backend's options and
+// then extra, from the disk cache when present. NVRTC compiles independent
+// programs concurrently, so compile runs without a lock.
+func (b *Backend) compile(name, source string, extra []string) ([]byte, error) {
+	arch := b.ccMajor*10 + b.ccMinor
+	ver, emitsCubin := nvrtcInfo()
+	cubin := emitsCubin(arch)
+	opts := append(compileOptions(arch, cubin), extra...)
 	h := sha256.New()
-	fmt.Fprintf(h, "nvrtc %d.%d\x00%v\x00%s\x00", ma, mi, opts, source)
+	fmt.Fprintf(h, "nvrtc %s\x00%v\x00%s\x00", ver, opts, source)
 	ext := "cubin"
 	if !cubin {
 		ext = "ptx"

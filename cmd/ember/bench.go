@@ -83,6 +83,7 @@ implementations measured in the same run:
   sum      16M-element f32 sum (peer: Go's copy)
   conv2d   batch 64, 3x3, 64->64 channels, 56x56, padding 1
   softmax  [4096, 1024] f32 over the last axis
+  fusion   gelu(x*a+b)*c on 16M f32, fused against op by op on the same device
   mnist    one MNIST MLP training step (784-128-10, batch 64, Adam)
 
 Positional arguments select families; none runs all.`,

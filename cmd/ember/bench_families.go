@@ -118,6 +118,7 @@ var benchFamilies = []benchFamily{
 	{"sum", func(b *bencher) ([]benchResult, error) { return benchStream(b, "sum") }},
 	{"conv2d", benchConv},
 	{"softmax", benchSoftmax},
+	{"fusion", benchFusion},
 	{"mnist", benchMNIST},
 }
 

@@ -33,15 +33,18 @@ var runDevices = listDevices
 
 // deviceRow is one line of `ember devices` (and its --json object).
 type deviceRow struct {
-	Name      string   `json:"name"`
-	Model     string   `json:"model,omitempty"`
-	Memory    uint64   `json:"memory_bytes,omitempty"`
-	Type      string   `json:"type"`
-	Index     int      `json:"index"`
-	Default   bool     `json:"default"`
-	Available bool     `json:"available"`
-	Reason    string   `json:"reason,omitempty"`
-	Stats     []string `json:"stats,omitempty"`
+	Name      string `json:"name"`
+	Model     string `json:"model,omitempty"`
+	Memory    uint64 `json:"memory_bytes,omitempty"`
+	Type      string `json:"type"`
+	Index     int    `json:"index"`
+	Default   bool   `json:"default"`
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+	// Fusion says whether elementwise ops are fused on the device
+	// (EMBER_FUSION, DeviceConfig.WithFusion).
+	Fusion bool     `json:"fusion"`
+	Stats  []string `json:"stats,omitempty"`
 }
 
 // listDevices prints the present devices, then the backends this build
@@ -57,6 +60,8 @@ func listDevices(cfg DevicesConfig) error {
 		r := deviceRow{Name: d.String(), Type: d.Type().String(), Index: int(d.Index()), Default: d.Equal(def), Available: true}
 		if err := d.Init(); err != nil {
 			r.Available, r.Reason = false, err.Error()
+		} else {
+			r.Fusion = d.Fusion()
 		}
 		if info, err := d.Info(); err == nil && d.Type() != ember.TypeCPU && d.Type() != ember.TypeFlex {
 			r.Model, r.Memory = info.Name, info.MemoryBytes
@@ -97,6 +102,11 @@ func listDevices(cfg DevicesConfig) error {
 		if r.Model != "" {
 			status += fmt.Sprintf(": %s, %.1f GiB", r.Model, float64(r.Memory)/(1<<30))
 		}
+		if r.Fusion {
+			status += ", fusion on"
+		} else if r.Available && fusionCapable[r.Type] {
+			status += ", fusion off"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Type, status)
 		for _, line := range r.Stats {
 			fmt.Fprintf(tw, "\t\t%s\n", line)
@@ -104,6 +114,10 @@ func listDevices(cfg DevicesConfig) error {
 	}
 	return tw.Flush()
 }
+
+// fusionCapable are the backends that fuse elementwise ops unless
+// EMBER_FUSION=0 turns it off.
+var fusionCapable = map[string]bool{"cpu": true, "cuda": true}
 
 // statKeys are the micro-benchmarks `ember devices --stats` runs.
 var statKeys = []ember.ThroughputKey{

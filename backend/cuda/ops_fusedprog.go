@@ -1,0 +1,336 @@
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/internal/layout"
+	"github.com/emberml/ember/ir"
+)
+
+var _ backend.Fuser = (*Backend)(nil)
+
+// maxFusedParams is the largest parameter block a fused kernel takes
+// (CUDA's limit on the parameters of a kernel); programs needing more
+// are declined.
+const maxFusedParams = 4096
+
+// fusedMax32 bounds the element count and the offsets of strided fused
+// kernels with 32-bit indexing (a variable so that tests reach the 64-bit
+// kernels on small tensors).
+var fusedMax32 = math.MaxInt32
+
+// FusesNode reports whether ExecFused evaluates nodes like n whose first
+// operand has dtype in (n.DType for KindFull) (backend.Fuser): every
+// unary, binary, where, cast and full node ir's inference accepts, on
+// every dtype this device stores (F16 and BF16 from compute capability
+// 8.0), each computed exactly as the unfused kernel of its op computes it.
+func (b *Backend) FusesNode(n *ir.FusedNode, in backend.DType) bool {
+	if _, ok := ctypes[n.DType]; !ok || !b.SupportsDType(n.DType) {
+		return false
+	}
+	if _, ok := ctypes[in]; !ok || !b.SupportsDType(in) {
+		return false
+	}
+	return fusedOpDefined(n, in)
+}
+
+// ExecFused evaluates p over inputs in one generated kernel and returns
+// one new contiguous tensor of p.Shape per p.Outputs (backend.Fuser).
+// inputs are this backend's tensors of p.Inputs' dtypes and shapes, in
+// any layout: each input that is dense over the iteration shape is read
+// at the element's index, one holding a single element (or broadcast from
+// one) is read once, and any other (broadcast, permuted, sliced, flipped)
+// through its strides. Every value is bit for bit the result of running
+// the nodes one by one on this backend (p.Run): each node is computed by
+// the code of its op's own kernel, in its dtype, rounded to its dtype
+// after every node (see kernels_fusedprog.go).
+//
+// The kernel is generated and compiled with NVRTC on the first program of
+// a signature and input layout, and cached by them. ok is false, and
+// nothing is queued, when the backend declines p: a node FusesNode
+// rejects, operands not of p's dtypes and shapes or not CUDA tensors,
+// more than 8 axes left after merging the general inputs' axes, or a
+// parameter block over 4 KiB. A failed compilation or launch panics as
+// Exec does.
+func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]backend.Tensor, bool) {
+	if len(inputs) != len(p.Inputs) {
+		return nil, false
+	}
+	plan := b.fusedPlanOf(p)
+	if !plan.ok {
+		return nil, false
+	}
+	ts := make([]*Tensor, len(inputs))
+	for i, x := range inputs {
+		t, ok := x.(*Tensor)
+		if !ok || t.dtype != p.Inputs[i].DType || !slices.Equal(t.shape, p.Inputs[i].Shape) {
+			return nil, false
+		}
+		ts[i] = t
+	}
+	lay, ok := fusedLayoutOf(p.Shape, ts)
+	if !ok {
+		return nil, false
+	}
+	words := fusedParamWords(len(lay.gen) > 0, len(lay.gen), len(ts), len(p.Outputs), len(plan.consts))
+	if 8*words > maxFusedParams {
+		return nil, false
+	}
+	shape := slices.Clone(p.Shape)
+	outs := make([]*Tensor, len(p.Outputs))
+	res := make([]backend.Tensor, len(p.Outputs))
+	for o, j := range p.Outputs {
+		outs[o] = b.emptyOf(shape, p.Nodes[j].DType)
+		res[o] = outs[o]
+	}
+	n := backend.NumElements(shape)
+	if n == 0 {
+		return res, true
+	}
+	spec := fusedSpec{p: p, classes: lay.classes}
+	var grid [3]uint32
+	if len(lay.gen) > 0 {
+		spec.idx = "i64"
+		if lay.fits32 {
+			spec.idx = "int"
+		}
+		grid = grid1(n, blockSize)
+	} else {
+		spec.vec, spec.unroll = fusedVector(lay.classes, ts, outs)
+		grid = grid1(n/spec.vec, blockSize*spec.unroll)
+	}
+	consts := plan.consts
+	if plan.nanConst {
+		consts = fusedConsts(p) // NaN payloads are not in the signature
+	}
+	k := plan.kernel(b, &spec)
+	params := fusedParams(words, n, &lay, ts, outs, consts)
+	b.launchPacked(k, grid, block1, 0, params)
+	runtime.KeepAlive(ts)
+	return res, true
+}
+
+// fusedPlan is what the backend keeps per program signature: whether it
+// runs such programs, the bits of their constants and their kernels by
+// variant.
+type fusedPlan struct {
+	ok       bool
+	consts   []uint64        // Full's bits, in node order
+	nanConst bool            // some constant is a NaN, whose payload the signature does not hold
+	kernels  sync.Map        // variant -> *Kernel
+	sig      string          // the signature
+	p        ir.FusedProgram // a program of the signature (its shapes unused)
+}
+
+type fusedPlanKey struct {
+	b   *Backend
+	sig string
+}
+
+// fusedPlans caches every backend's plans by signature.
+var fusedPlans sync.Map // fusedPlanKey -> *fusedPlan
+
+// fusedPlanOf returns the plan of p's signature, making it on first use.
+func (b *Backend) fusedPlanOf(p *ir.FusedProgram) *fusedPlan {
+	key := fusedPlanKey{b, p.Signature()}
+	if v, ok := fusedPlans.Load(key); ok {
+		return v.(*fusedPlan)
+	}
+	plan := &fusedPlan{sig: key.sig}
+	if fusedCheck(p, b.FusesNode) == nil {
+		plan.ok = true
+		plan.p = ir.FusedProgram{
+			Inputs:  slices.Clone(p.Inputs),
+			Nodes:   slices.Clone(p.Nodes),
+			Outputs: slices.Clone(p.Outputs),
+		}
+		for i := range plan.p.Inputs {
+			plan.p.Inputs[i].Shape = nil // the source does not depend on shapes
+		}
+		plan.consts = fusedConsts(p)
+		for i := range p.Nodes {
+			if n := &p.Nodes[i]; n.Kind == ir.KindFull && math.IsNaN(n.Value) {
+				plan.nanConst = true
+			}
+		}
+	}
+	v, _ := fusedPlans.LoadOrStore(key, plan)
+	return v.(*fusedPlan)
+}
+
+// fusedConsts returns the bits of p's constants (its KindFull nodes), in
+// node order.
+func fusedConsts(p *ir.FusedProgram) []uint64 {
+	var c []uint64
+	for i := range p.Nodes {
+		if n := &p.Nodes[i]; n.Kind == ir.KindFull {
+			c = append(c, fusedFullBits(n.DType, n.Value))
+		}
+	}
+	return c
+}
+
+// kernel returns the plan's kernel of spec's variant (spec.p may be any
+// program of the signature), generating and compiling it on first use.
+func (pl *fusedPlan) kernel(b *Backend, spec *fusedSpec) *Kernel {
+	variant := spec.variant()
+	if k, ok := pl.kernels.Load(variant); ok {
+		return k.(*Kernel)
+	}
+	s := *spec
+	s.p = &pl.p
+	s.name = fusedKernelName(pl.sig, variant)
+	k := b.Kernel(s.name, fusedSource(s))
+	pl.kernels.Store(variant, k)
+	return k
+}
+
+// fusedLayout is how a fused kernel reads its inputs for one call.
+type fusedLayout struct {
+	classes []byte  // per input: fusedContig, fusedScalar or fusedGeneral
+	gen     []int   // the general inputs
+	shape   []int   // the iteration shape with axes merged (general inputs only)
+	strides [][]int // per general input, its strides over shape
+	fits32  bool    // every offset and the element count fit the 32-bit kernel
+}
+
+// fusedLayoutOf classifies the inputs ins over the iteration shape; ok is
+// false when an input does not broadcast to shape or more than maxRank
+// axes remain after merging.
+func fusedLayoutOf(shape []int, ins []*Tensor) (l fusedLayout, ok bool) {
+	l.classes = make([]byte, len(ins))
+	var gst [][]int
+	for i, t := range ins {
+		off := len(shape) - len(t.shape)
+		if off < 0 {
+			return l, false
+		}
+		for a, d := range t.shape {
+			if d != 1 && d != shape[off+a] {
+				return l, false
+			}
+		}
+		st := broadcastStrides(t, shape)
+		switch f := flatStrides(shape, st); {
+		case f == nil:
+			l.classes[i] = fusedGeneral
+			l.gen = append(l.gen, i)
+			gst = append(gst, st)
+		case f[0] == 0:
+			l.classes[i] = fusedScalar
+		default:
+			l.classes[i] = fusedContig
+		}
+	}
+	if len(l.gen) == 0 {
+		return l, true
+	}
+	sh, st := collapse(shape, append([][]int{layout.RowMajorStrides(shape)}, gst...))
+	if len(sh) > maxRank {
+		return l, false
+	}
+	l.shape, l.strides = sh, st[1:]
+	l.fits32 = backend.NumElements(sh) <= fusedMax32
+	for _, s := range l.strides {
+		span := 0
+		for d, n := range sh {
+			span += (n - 1) * abs(s[d])
+		}
+		if span > fusedMax32 {
+			l.fits32 = false
+		}
+	}
+	return l, true
+}
+
+// fusedVector returns the vector width and unrolling of a flat kernel:
+// 16 bytes of the widest dense operand when every dense pointer is
+// aligned to its vector (else 1), and enough vectors per thread to keep
+// about four dense loads in flight, at most 16 elements per thread (the
+// body is inlined once per element).
+func fusedVector(classes []byte, ins, outs []*Tensor) (vec, unroll int) {
+	var sizes []int
+	dense := 0
+	for i, t := range ins {
+		if classes[i] == fusedContig {
+			sizes = append(sizes, t.dtype.Size())
+			dense++
+		}
+	}
+	for _, t := range outs {
+		sizes = append(sizes, t.dtype.Size())
+	}
+	vec = elemVec(sizes...)
+	for i, t := range ins {
+		if classes[i] == fusedContig && t.Ptr()%uint64(vec*t.dtype.Size()) != 0 {
+			vec = 1
+		}
+	}
+	for _, t := range outs {
+		if t.Ptr()%uint64(vec*t.dtype.Size()) != 0 {
+			vec = 1
+		}
+	}
+	unroll = max(1, 4/max(dense, 1))
+	for unroll > 1 && vec*unroll > 16 {
+		unroll /= 2
+	}
+	return vec, unroll
+}
+
+// fusedParamWords is the size in 8-byte words of the parameter block
+// (struct FP in fusedSource).
+func fusedParamWords(strided bool, ng, ni, no, nk int) int {
+	w := 1 + ni + no + nk + 1
+	if strided {
+		w += 1 + maxRank + ng*maxRank
+	}
+	return w
+}
+
+// fusedParams packs struct FP: n, [rank, shape, strides], input and
+// output pointers, constants, zero.
+func fusedParams(words, n int, l *fusedLayout, ins, outs []*Tensor, consts []uint64) []byte {
+	buf := make([]byte, 0, 8*words)
+	put := func(v uint64) { buf = binary.LittleEndian.AppendUint64(buf, v) }
+	put(uint64(n))
+	if len(l.gen) > 0 {
+		put(uint64(len(l.shape)))
+		for d := range maxRank {
+			if d < len(l.shape) {
+				put(uint64(l.shape[d]))
+			} else {
+				put(1)
+			}
+		}
+		for _, st := range l.strides {
+			for d := range maxRank {
+				if d < len(st) {
+					put(uint64(int64(st[d])))
+				} else {
+					put(0)
+				}
+			}
+		}
+	}
+	for _, t := range ins {
+		put(t.Ptr())
+	}
+	for _, t := range outs {
+		put(t.Ptr())
+	}
+	for _, c := range consts {
+		put(c)
+	}
+	put(0)
+	if len(buf) != 8*words {
+		panic(fmt.Sprintf("cuda: fused parameter block of %d bytes, want %d", len(buf), 8*words))
+	}
+	return buf
+}

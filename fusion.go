@@ -1,0 +1,134 @@
+package ember
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/fusion"
+)
+
+// Fusion: on cpu and cuda devices, chains of elementwise ops (unary,
+// binary, where, cast, constants) are queued and run as one kernel — one
+// pass over memory — when something reads them (backend/fusion). Results
+// are bit-identical to running the ops one by one. It is on by default;
+// EMBER_FUSION=0 turns it off for every device of the process, and
+// DeviceConfig.WithFusion for one device.
+
+// FusionEnv is the environment variable that turns fusion off for every
+// device when it is "0", "false" or "off".
+const FusionEnv = "EMBER_FUSION"
+
+// fusionTypes are the device types whose backends fuse.
+var fusionTypes = map[string]bool{"cpu": true, "cuda": true}
+
+// fusionDefault reports whether fusion is on where nothing configured it:
+// EMBER_FUSION unset or not one of its off values.
+func fusionDefault() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(FusionEnv))) {
+	case "0", "false", "off", "no":
+		return false
+	}
+	return true
+}
+
+func init() {
+	registerLayer(layer{
+		name:    "fusion",
+		rank:    5, // next to the base, below capture and autodiff
+		applies: func(d Device) bool { return fusionTypes[d.ID().Type] && d.state().fusionOn() },
+		wrap: func(inner backend.Backend, d Device) backend.Backend {
+			b, _ := fusion.New(inner, fusion.Options{})
+			return b
+		},
+	})
+}
+
+// FusionSetting says whether a device fuses elementwise ops (see
+// DeviceConfig.WithFusion).
+type FusionSetting uint8
+
+const (
+	// FusionDefault follows EMBER_FUSION: on unless it is "0".
+	FusionDefault FusionSetting = iota
+	// FusionOn fuses whatever EMBER_FUSION says.
+	FusionOn
+	// FusionOff runs every op eagerly, one kernel each.
+	FusionOff
+)
+
+// WithFusion returns c turning fusion on or off for the device (on cpu
+// and cuda devices; others never fuse). It must be configured before the
+// device's first operation.
+func (c DeviceConfig) WithFusion(on bool) DeviceConfig {
+	c.Fusion = FusionOff
+	if on {
+		c.Fusion = FusionOn
+	}
+	return c
+}
+
+// fusionOn reports, and fixes, whether the device's stacks fuse.
+func (s *deviceState) fusionOn() bool {
+	s.fusionFixed.Store(true)
+	switch FusionSetting(s.fusion.Load()) {
+	case FusionOn:
+		return true
+	case FusionOff:
+		return false
+	}
+	return fusionDefault()
+}
+
+// configureFusion applies f to s, failing once a stack was built.
+func (s *deviceState) configureFusion(f FusionSetting, name string) error {
+	if f != FusionOn && f != FusionOff {
+		return nil // FusionDefault (and values without a meaning) change nothing
+	}
+	s.stackMu.Lock()
+	defer s.stackMu.Unlock()
+	if s.fusionFixed.Load() {
+		return &DeviceError{Device: name, Op: "configure", Err: fmt.Errorf("%w: fusion is fixed once the device has run", ErrAlreadyInitialized)}
+	}
+	s.fusion.Store(uint32(f))
+	return nil
+}
+
+// Fusion reports whether elementwise ops on d are fused (see FusionEnv
+// and DeviceConfig.WithFusion). It opens the device; false for a device
+// that does not initialize.
+func (d Device) Fusion() bool {
+	st, err := d.tryStack(false)
+	if err != nil {
+		return false
+	}
+	_, ok := backend.As[*fusion.Backend](st.top)
+	return ok
+}
+
+// FusionStats are a device's fusion counters (see fusion.Stats); ok is
+// false on a device that does not fuse.
+func (d Device) FusionStats() (s FusionCounters, ok bool) {
+	st, err := d.tryStack(false)
+	if err != nil {
+		return FusionCounters{}, false
+	}
+	fb, ok := backend.As[*fusion.Backend](st.top)
+	if !ok {
+		return FusionCounters{}, false
+	}
+	c := fb.Stats()
+	return FusionCounters{
+		Nodes: c.Nodes.Load(), Programs: c.Programs.Load(), Single: c.Single.Load(),
+		Declined: c.Declined.Load(), Flushes: c.Flushes.Load(),
+	}, true
+}
+
+// FusionCounters count a device's fused work since it opened: Nodes
+// elementwise ops queued, Programs fused programs run (two ops or more in
+// one pass), Single groups of one op run alone, Declined programs the
+// backend ran op by op, Flushes queue drains.
+type FusionCounters struct {
+	Nodes, Programs, Single, Declined, Flushes int64
+}

@@ -370,6 +370,10 @@ type deviceState struct {
 	// first stack is built.
 	fusion      atomic.Uint32
 	fusionFixed atomic.Bool
+	// fusionOnce makes fusionBackend, the one fusion decorator of the
+	// device's stacks.
+	fusionOnce    sync.Once
+	fusionBackend backend.Backend
 }
 
 var (

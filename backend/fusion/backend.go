@@ -31,7 +31,6 @@ type Backend struct {
 	mu      sync.Mutex
 	streams map[int64]*stream
 	flights map[*flight]struct{}
-	gen     uint64 // plan stamp (see plan.go)
 
 	stats Stats
 }

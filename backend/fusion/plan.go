@@ -2,7 +2,7 @@ package fusion
 
 import (
 	"slices"
-	"sort"
+	"sync/atomic"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
@@ -11,12 +11,16 @@ import (
 // A plan is one flight's work, copied out of the Tensors under mu so that
 // it runs without the lock: the nodes to evaluate in topological order
 // (the drained roots and the recipes they read), which of them to write,
-// and their grouping by shape. Elementwise ops only broadcast up, so the
-// groups sorted by rank, then element count, are in dependency order.
+// and their grouping by shape, in dependency order.
 type plan struct {
 	nodes  []pnode
 	groups [][]int32
 }
+
+// planGen stamps plans: a Tensor whose gen is the current plan's has been
+// visited. It is process-wide, so a tensor never carries a stamp that
+// another decorator's plan could take for its own.
+var planGen atomic.Uint64
 
 // pnode is one node of a plan.
 type pnode struct {
@@ -39,9 +43,8 @@ type pref struct {
 // plan builds the plan of roots (drained nodes, which it marks in flight
 // f) or of the recipe t. mu must be held.
 func (b *Backend) plan(roots []*Tensor, recipe *Tensor, f *flight) *plan {
-	b.gen++
+	gen := planGen.Add(1)
 	p := &plan{nodes: make([]pnode, 0, len(roots)+1)}
-	gen := b.gen
 	var visit func(n *Tensor) int32
 	visit = func(n *Tensor) int32 {
 		if n.gen == gen {
@@ -108,24 +111,54 @@ func (b *Backend) plan(roots []*Tensor, recipe *Tensor, f *flight) *plan {
 		p.groups[g] = append(p.groups[g], int32(j))
 	}
 	if len(p.groups) > 1 {
-		order := make([]int, len(p.groups))
-		for i := range order {
-			order[i] = i
-		}
-		sort.SliceStable(order, func(x, y int) bool {
-			a, c := shapes[order[x]], shapes[order[y]]
-			if len(a) != len(c) {
-				return len(a) < len(c)
-			}
-			return backend.NumElements(a) < backend.NumElements(c)
-		})
-		groups := make([][]int32, len(order))
-		for i, o := range order {
-			groups[i] = p.groups[o]
-		}
-		p.groups = groups
+		p.groups = orderGroups(p)
 	}
 	return p
+}
+
+// orderGroups returns p's groups in dependency order: a group after every
+// group whose written nodes it reads (elementwise ops broadcast up, so the
+// group graph has no cycle; empty shapes make element counts no guide).
+func orderGroups(p *plan) [][]int32 {
+	groupOf := make([]int, len(p.nodes))
+	for i := range groupOf {
+		groupOf[i] = -1
+	}
+	for g, nodes := range p.groups {
+		for _, j := range nodes {
+			groupOf[j] = g
+		}
+	}
+	deps := make([][]int, len(p.groups))
+	for g, nodes := range p.groups {
+		for _, j := range nodes {
+			pn := &p.nodes[j]
+			for a := range pn.node.NumArgs() {
+				if i := pn.args[a].idx; i >= 0 {
+					if h := groupOf[i]; h >= 0 && h != g && !slices.Contains(deps[g], h) {
+						deps[g] = append(deps[g], h)
+					}
+				}
+			}
+		}
+	}
+	done := make([]bool, len(p.groups))
+	out := make([][]int32, 0, len(p.groups))
+	var visit func(g int)
+	visit = func(g int) {
+		if done[g] {
+			return
+		}
+		done[g] = true
+		for _, h := range deps[g] {
+			visit(h)
+		}
+		out = append(out, p.groups[g])
+	}
+	for g := range p.groups {
+		visit(g)
+	}
+	return out
 }
 
 // run computes p's groups in order on the wrapped backend.

@@ -13,6 +13,8 @@ import (
 type Tensor struct {
 	shape []int
 	dtype ir.DType
+	// owner is the decorator that made the tensor and guards its state.
+	owner *Backend
 
 	// The fields below are guarded by the Backend's mu.
 
@@ -63,8 +65,14 @@ func (b *Backend) enqueue(op *ir.Op) *Tensor {
 		dtype: op.DType,
 		node:  ir.FusedNode{Kind: op.Kind, Sub: op.Sub, DType: op.DType, Value: op.Scalars[0]},
 		size:  1,
+		owner: b,
 	}
 	nargs := n.node.NumArgs()
+	for i := 0; i < nargs; i++ {
+		if lz, ok := op.In[i].(*Tensor); ok && lz.owner != b {
+			op.In[i] = lz.owner.need(lz) // another decorator's tensor: its value
+		}
+	}
 	b.mu.Lock()
 	var s *stream
 	for {
@@ -117,6 +125,9 @@ func (b *Backend) enqueue(op *ir.Op) *Tensor {
 
 // need returns t's value, computing it (and what it depends on) first.
 func (b *Backend) need(t *Tensor) backend.Tensor {
+	if t.owner != b {
+		return t.owner.need(t)
+	}
 	b.mu.Lock()
 	for {
 		switch {

@@ -1,0 +1,77 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
+)
+
+// fusedGeluChain is gelu(x·a + b)·c over four F32 inputs of shape, with
+// gelu(t) = t·((erf(t·(1/√2)) + 1)·0.5), the op sequence of ember's Gelu
+// (MulScalar, Erf, AddScalar, MulScalar, then Mul with t).
+func fusedGeluChain(shape []int) *ir.FusedProgram {
+	var b fusedBuilder
+	b.p.Shape = shape
+	x, a, bias, c := b.input(ir.F32, shape), b.input(ir.F32, shape), b.input(ir.F32, shape), b.input(ir.F32, shape)
+	t := b.binary(ir.OpAdd, b.binary(ir.OpMul, x, a), bias)
+	cdf := b.binary(ir.OpMul, t, b.full(ir.F32, 1/math.Sqrt2))
+	cdf = b.unary(ir.OpErf, cdf)
+	cdf = b.binary(ir.OpAdd, cdf, b.full(ir.F32, 1))
+	cdf = b.binary(ir.OpMul, cdf, b.full(ir.F32, 0.5))
+	y := b.binary(ir.OpMul, b.binary(ir.OpMul, t, cdf), c)
+	b.p.Outputs = []int{y.Index()}
+	return &b.p
+}
+
+// normalInputs returns n F32 tensors of shape with standard normal values.
+func normalInputs(be *Backend, n int, shape []int) []backend.Tensor {
+	r := rand.New(rand.NewPCG(1, 2))
+	ts := make([]backend.Tensor, n)
+	for i := range ts {
+		v := make([]float32, numel(shape))
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		ts[i] = be.FromData(ir.FromSlice(v, shape))
+	}
+	return ts
+}
+
+// benchFused runs p on inputs fused (ExecFused) and unfused (p.Run, one
+// Exec per node), reporting bytes as the inputs read and outputs written
+// once.
+func benchFused(b *testing.B, p *ir.FusedProgram, inputs []backend.Tensor) {
+	be := newTestBackend()
+	bytes := int64(4 * numel(p.Shape) * (len(p.Inputs) + len(p.Outputs)))
+	b.Run("fused", func(b *testing.B) {
+		b.SetBytes(bytes)
+		for b.Loop() {
+			if _, ok := be.ExecFused(p, inputs); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("unfused", func(b *testing.B) {
+		b.SetBytes(bytes)
+		for b.Loop() {
+			p.Run(be, inputs)
+		}
+	})
+}
+
+// BenchmarkFusedChain is gelu(x·a + b)·c on 16M float32 elements: eleven
+// nodes, four inputs, one output.
+func BenchmarkFusedChain(b *testing.B) {
+	shape := []int{1 << 24}
+	benchFused(b, fusedGeluChain(shape), normalInputs(newTestBackend(), 4, shape))
+}
+
+// BenchmarkFusedChainAdam is Adam's update of 100k parameters: four
+// inputs, three outputs.
+func BenchmarkFusedChainAdam(b *testing.B) {
+	shape := []int{100000}
+	benchFused(b, fusedAdam(shape, 1e-3, 0.9, 0.999, 1e-8, 3), normalInputs(newTestBackend(), 4, shape))
+}

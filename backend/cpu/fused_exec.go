@@ -1,0 +1,277 @@
+package cpu
+
+import (
+	"sync"
+
+	"github.com/emberml/ember/backend"
+)
+
+// fenv holds the scratch buffers of one goroutine running a plan's blocks,
+// fusedBlock elements (or the plan's size, when smaller) each.
+type fenv struct {
+	s32 [][]float32
+	s64 [][]float64
+	sb  [][]bool
+}
+
+// lane is typed access to a plan's values of one storage class during a
+// block.
+type lane[T any] struct {
+	bank  *fbank[T]
+	slots [][]T
+}
+
+// get returns the elements [lo, hi) of value r: a slice, or (scalar true)
+// the one uniform value.
+func (l lane[T]) get(r fref, lo, hi int) (s []T, x T, scalar bool) {
+	switch r.src {
+	case srcConst:
+		return nil, l.bank.consts[r.idx], true
+	case srcIn:
+		return l.bank.ins[r.idx][lo:hi], x, false
+	case srcSlot:
+		return l.slots[r.idx][:hi-lo], x, false
+	}
+	return l.bank.outs[r.idx][lo:hi], x, false
+}
+
+// vec returns the elements [lo, hi) of value r, which is not uniform.
+func (l lane[T]) vec(r fref, lo, hi int) []T {
+	s, _, _ := l.get(r, lo, hi)
+	return s
+}
+
+// run evaluates the plan into its outputs: serially when it is small, in
+// parallel chunks of blocks otherwise.
+func (pl *fplan) run() {
+	switch {
+	case pl.n == 0:
+	case pl.n < serialElems:
+		pl.runChunk(0, pl.n)
+	default:
+		forChunks(pl.n, pl.runChunk)
+	}
+}
+
+// runChunk evaluates elements [lo, hi) block by block.
+func (pl *fplan) runChunk(lo, hi int) {
+	sc := fusedScratch.Get().(*fscratch)
+	e := sc.setup(pl)
+	for b := lo; b < hi; b += pl.blk {
+		bh := min(b+pl.blk, hi)
+		for i := range pl.steps {
+			pl.exec(e, &pl.steps[i], b, bh)
+		}
+	}
+	fusedScratch.Put(sc)
+}
+
+// fscratch is the backing memory of an fenv, recycled across runs.
+type fscratch struct {
+	f32 []float32
+	f64 []float64
+	b   []bool
+	env fenv
+}
+
+var fusedScratch = sync.Pool{New: func() any { return new(fscratch) }}
+
+// setup carves the scratch buffers pl needs from sc.
+func (sc *fscratch) setup(pl *fplan) *fenv {
+	sc.env.s32 = carve(&sc.f32, sc.env.s32[:0], pl.f32.slots, pl.blk)
+	sc.env.s64 = carve(&sc.f64, sc.env.s64[:0], pl.f64.slots, pl.blk)
+	sc.env.sb = carve(&sc.b, sc.env.sb[:0], pl.b.slots, pl.blk)
+	return &sc.env
+}
+
+// carve appends k buffers of blk elements from *buf (grown when short) to
+// slots.
+func carve[T any](buf *[]T, slots [][]T, k, blk int) [][]T {
+	if need := k * blk; len(*buf) < need {
+		*buf = make([]T, need)
+	}
+	for i := range k {
+		slots = append(slots, (*buf)[i*blk:(i+1)*blk:(i+1)*blk])
+	}
+	return slots
+}
+
+// exec runs step st over the block [lo, hi) with scratch e.
+func (pl *fplan) exec(e *fenv, st *fstep, lo, hi int) {
+	l32 := lane[float32]{&pl.f32, e.s32}
+	l64 := lane[float64]{&pl.f64, e.s64}
+	lb := lane[bool]{&pl.b, e.sb}
+	switch st.op {
+	case opGather:
+		switch st.dst.cls {
+		case clsF32:
+			pl.f32.gath[st.a.idx].at(l32.vec(st.dst, lo, hi), lo)
+		case clsF64:
+			pl.f64.gath[st.a.idx].at(l64.vec(st.dst, lo, hi), lo)
+		default:
+			pl.b.gath[st.a.idx].at(lb.vec(st.dst, lo, hi), lo)
+		}
+	case opCopy:
+		switch st.dst.cls {
+		case clsF32:
+			copyStep(l32, st, lo, hi)
+		case clsF64:
+			copyStep(l64, st, lo, hi)
+		default:
+			copyStep(lb, st, lo, hi)
+		}
+	case opUnary:
+		u := backend.UnaryOp(st.sub)
+		if st.dst.cls == clsF32 {
+			o, a := l32.vec(st.dst, lo, hi), l32.vec(st.a, lo, hi)
+			switch {
+			case u == backend.OpSqrt:
+				fusedSqrt(o, a)
+			case fastUnary(u):
+				unaryF32(u, o, a)
+			case u == backend.OpErf:
+				erfF32(o, a)
+			default:
+				unaryFloat(u, o, a)
+			}
+		} else {
+			unaryF64(u, l64.vec(st.dst, lo, hi), l64.vec(st.a, lo, hi))
+		}
+	case opBinary:
+		if st.dst.cls == clsF32 {
+			binaryStep32(l32, st, lo, hi)
+		} else {
+			binaryStep(l64, st, lo, hi)
+		}
+	case opCompare:
+		o := lb.vec(st.dst, lo, hi)
+		if st.a.cls == clsF32 {
+			compareStep(l32, o, st, lo, hi)
+		} else {
+			compareStep(l64, o, st, lo, hi)
+		}
+	case opNot:
+		notBool(lb.vec(st.dst, lo, hi), lb.vec(st.a, lo, hi))
+	case opLogic:
+		logicBool(backend.BinaryOp(st.sub), lb.vec(st.dst, lo, hi), lb.vec(st.a, lo, hi), lb.vec(st.b, lo, hi))
+	case opWhere:
+		c := lb.vec(st.c, lo, hi)
+		switch st.dst.cls {
+		case clsF32:
+			whereStep(l32, c, st, lo, hi, selectF32)
+		case clsF64:
+			whereStep(l64, c, st, lo, hi, selectF64)
+		default:
+			whereStep(lb, c, st, lo, hi, selectBool)
+		}
+	case opCast:
+		castStep(l32, l64, lb, st, lo, hi)
+	}
+}
+
+// copyStep stores value st.a into st.dst (an output).
+func copyStep[T any](l lane[T], st *fstep, lo, hi int) {
+	o := l.vec(st.dst, lo, hi)
+	s, x, scalar := l.get(st.a, lo, hi)
+	if !scalar {
+		copy(o, s)
+		return
+	}
+	for i := range o {
+		o[i] = x
+	}
+}
+
+// binaryStep32 runs a float32 arithmetic step on the float32 loops of the
+// binary kernel and their AVX forms (fused_amd64.s).
+func binaryStep32(l lane[float32], st *fstep, lo, hi int) {
+	op := backend.BinaryOp(st.sub)
+	o := l.vec(st.dst, lo, hi)
+	as, ax, aScalar := l.get(st.a, lo, hi)
+	bs, bx, bScalar := l.get(st.b, lo, hi)
+	if !fastArith(op) {
+		binarySlow(op, o, as, ax, aScalar, bs, bx, bScalar)
+		return
+	}
+	switch {
+	case !aScalar && !bScalar && op == backend.OpAdd:
+		addF32(o, as, bs, len(o))
+	case !aScalar && !bScalar:
+		fusedVV(op, o, as, bs)
+	case !aScalar:
+		fusedVS(op, o, as, bx)
+	default:
+		fusedSV(op, o, ax, bs)
+	}
+}
+
+// binaryStep runs a float arithmetic step of element type T.
+func binaryStep[T float](l lane[T], st *fstep, lo, hi int) {
+	op := backend.BinaryOp(st.sub)
+	o := l.vec(st.dst, lo, hi)
+	as, ax, aScalar := l.get(st.a, lo, hi)
+	bs, bx, bScalar := l.get(st.b, lo, hi)
+	if !fastArith(op) {
+		binarySlow(op, o, as, ax, aScalar, bs, bx, bScalar)
+		return
+	}
+	switch {
+	case !aScalar && !bScalar:
+		binVVT(op, o, as, bs)
+	case !aScalar:
+		binVST(op, o, as, bx)
+	default:
+		binSVT(op, o, ax, bs)
+	}
+}
+
+// compareStep runs a float comparison step into o.
+func compareStep[T float](l lane[T], o []bool, st *fstep, lo, hi int) {
+	op := backend.BinaryOp(st.sub)
+	as, ax, aScalar := l.get(st.a, lo, hi)
+	bs, bx, bScalar := l.get(st.b, lo, hi)
+	switch {
+	case !aScalar && !bScalar:
+		cmpVVT(op, o, as, bs)
+	case !aScalar:
+		cmpVST(op, o, as, bx)
+	default:
+		cmpVST(flipCompare(op), o, bs, ax)
+	}
+}
+
+// whereStep runs a Where step of element type T with condition c, through
+// sel.
+func whereStep[T any](l lane[T], c []bool, st *fstep, lo, hi int, sel func(o []T, c []bool, as []T, ax T, aScalar bool, bs []T, bx T, bScalar bool)) {
+	o := l.vec(st.dst, lo, hi)
+	as, ax, aScalar := l.get(st.a, lo, hi)
+	bs, bx, bScalar := l.get(st.b, lo, hi)
+	sel(o, c, as, ax, aScalar, bs, bx, bScalar)
+}
+
+// castStep runs a conversion between storage classes.
+func castStep(l32 lane[float32], l64 lane[float64], lb lane[bool], st *fstep, lo, hi int) {
+	switch st.a.cls {
+	case clsF32:
+		a := l32.vec(st.a, lo, hi)
+		if st.dst.cls == clsF64 {
+			convertFloat(l64.vec(st.dst, lo, hi), a)
+		} else {
+			floatToBool(lb.vec(st.dst, lo, hi), a)
+		}
+	case clsF64:
+		a := l64.vec(st.a, lo, hi)
+		if st.dst.cls == clsF32 {
+			convertFloat(l32.vec(st.dst, lo, hi), a)
+		} else {
+			floatToBool(lb.vec(st.dst, lo, hi), a)
+		}
+	default:
+		a := lb.vec(st.a, lo, hi)
+		if st.dst.cls == clsF32 {
+			boolToF32(l32.vec(st.dst, lo, hi), a)
+		} else {
+			boolToFloat(l64.vec(st.dst, lo, hi), a)
+		}
+	}
+}

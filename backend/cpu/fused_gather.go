@@ -1,0 +1,95 @@
+package cpu
+
+// bcastGather reads a contiguous input broadcast to a fused program's
+// iteration shape, block by block. The broadcast is described by the
+// iteration's axes with the input's strides (0 along broadcast axes),
+// size-1 axes dropped and neighbouring axes merged where the input's
+// layout allows, so a trailing row is two axes (rows, stride 0; columns,
+// stride 1) and a column is (rows, 1; columns, 0).
+type bcastGather[T any] struct {
+	data    []T
+	dims    []int // sizes, outermost first
+	strides []int // the input's stride along each
+}
+
+// newGather describes data, of shape, broadcast to out.
+func newGather[T any](data []T, shape, out []int) bcastGather[T] {
+	r := len(out)
+	st := make([]int, r)
+	s := 1
+	for k := len(shape) - 1; k >= 0; k-- {
+		if shape[k] != 1 {
+			st[r-len(shape)+k] = s
+		}
+		s *= shape[k]
+	}
+	var dims, strides []int
+	for k, d := range out {
+		if d == 1 {
+			continue
+		}
+		if j := len(dims) - 1; j >= 0 && strides[j] == st[k]*d {
+			dims[j] *= d
+			strides[j] = st[k]
+			continue
+		}
+		dims = append(dims, d)
+		strides = append(strides, st[k])
+	}
+	return bcastGather[T]{data: data, dims: dims, strides: strides}
+}
+
+// at writes the input's elements at iteration indices [lo, lo+len(o))
+// into o, one run along the innermost axis at a time (a copy, or a fill
+// where that axis is broadcast).
+func (g *bcastGather[T]) at(o []T, lo int) {
+	var buf [8]int
+	var idx []int
+	if len(g.dims) <= len(buf) {
+		idx = buf[:len(g.dims)]
+	} else {
+		idx = make([]int, len(g.dims))
+	}
+	off, rest := 0, lo
+	for k := len(g.dims) - 1; k >= 0; k-- {
+		idx[k] = rest % g.dims[k]
+		rest /= g.dims[k]
+		off += idx[k] * g.strides[k]
+	}
+	in := len(g.dims) - 1
+	n, s := g.dims[in], g.strides[in]
+	for pos := 0; pos < len(o); {
+		run := min(n-idx[in], len(o)-pos)
+		dst := o[pos : pos+run]
+		switch s {
+		case 0:
+			v := g.data[off]
+			for j := range dst {
+				dst[j] = v
+			}
+		case 1:
+			copy(dst, g.data[off:off+run])
+		default:
+			for j := range dst {
+				dst[j] = g.data[off+j*s]
+			}
+		}
+		pos += run
+		idx[in] += run
+		off += run * s
+		if idx[in] < n {
+			continue
+		}
+		idx[in] = 0
+		off -= n * s
+		for k := in - 1; k >= 0; k-- {
+			idx[k]++
+			off += g.strides[k]
+			if idx[k] < g.dims[k] {
+				break
+			}
+			off -= g.dims[k] * g.strides[k]
+			idx[k] = 0
+		}
+	}
+}

@@ -374,7 +374,14 @@ func bindView[T any](pl *fplan, bank *fbank[T], gathd *[]fref, cls fcls, v host.
 	}
 	data, ok := v.Contiguous()
 	if !ok {
-		return fref{}, false
+		// A strided view (a transpose, a slice): gathered through its
+		// strides block by block.
+		if numel(shape) == 0 {
+			return fref{}, false
+		}
+		bank.gath = append(bank.gath, newStridedGather(v.Data, v.Offset, v.Shape, v.Strides, pl.shape))
+		*gathd = append(*gathd, fref{cls: cls, src: srcGath, idx: int32(len(bank.gath) - 1)})
+		return (*gathd)[len(*gathd)-1], true
 	}
 	switch m := numel(shape); {
 	case m == pl.n:

@@ -8,20 +8,32 @@ package cpu
 // stride 1) and a column is (rows, 1; columns, 0).
 type bcastGather[T any] struct {
 	data    []T
+	base    int   // the element at iteration index 0
 	dims    []int // sizes, outermost first
 	strides []int // the input's stride along each
 }
 
 // newGather describes data, of shape, broadcast to out.
 func newGather[T any](data []T, shape, out []int) bcastGather[T] {
-	r := len(out)
-	st := make([]int, r)
+	rm := make([]int, len(shape))
 	s := 1
 	for k := len(shape) - 1; k >= 0; k-- {
-		if shape[k] != 1 {
-			st[r-len(shape)+k] = s
-		}
+		rm[k] = s
 		s *= shape[k]
+	}
+	return newStridedGather(data, 0, shape, rm, out)
+}
+
+// newStridedGather describes a strided view (element i of axis k at
+// data[base + Σ i·strides[k]], any strides, negative ones included) of
+// shape, broadcast to out.
+func newStridedGather[T any](data []T, base int, shape, viewStrides, out []int) bcastGather[T] {
+	r := len(out)
+	st := make([]int, r)
+	for k := len(shape) - 1; k >= 0; k-- {
+		if shape[k] != 1 {
+			st[r-len(shape)+k] = viewStrides[k]
+		}
 	}
 	var dims, strides []int
 	for k, d := range out {
@@ -36,7 +48,7 @@ func newGather[T any](data []T, shape, out []int) bcastGather[T] {
 		dims = append(dims, d)
 		strides = append(strides, st[k])
 	}
-	return bcastGather[T]{data: data, dims: dims, strides: strides}
+	return bcastGather[T]{data: data, base: base, dims: dims, strides: strides}
 }
 
 // at writes the input's elements at iteration indices [lo, lo+len(o))
@@ -50,7 +62,15 @@ func (g *bcastGather[T]) at(o []T, lo int) {
 	} else {
 		idx = make([]int, len(g.dims))
 	}
-	off, rest := 0, lo
+	if len(g.dims) == 0 {
+		// Every axis has size 1: one element.
+		v := g.data[g.base]
+		for j := range o {
+			o[j] = v
+		}
+		return
+	}
+	off, rest := g.base, lo
 	for k := len(g.dims) - 1; k >= 0; k-- {
 		idx[k] = rest % g.dims[k]
 		rest /= g.dims[k]

@@ -508,7 +508,7 @@ func TestFusedAdam(t *testing.T) {
 }
 
 // TestFusedDeclines checks that ExecFused declines what it does not take:
-// strided inputs, inputs of another dtype or shape than the program's,
+// inputs of another dtype or shape than the program's,
 // unsupported nodes and mismatched operand dtypes.
 func TestFusedDeclines(t *testing.T) {
 	be := newTestBackend()
@@ -518,10 +518,6 @@ func TestFusedDeclines(t *testing.T) {
 	}
 	exp := ir.FusedNode{Kind: ir.KindUnary, Sub: uint8(ir.OpExp), DType: ir.F32, Args: [3]ir.FusedRef{ir.InputRef(0)}}
 	x := fusedTensor(r, be, ir.F32, []int{4, 6})
-	xt := ir.Permute(be, x, []int{1, 0}) // [6, 4], strided
-	if _, ok := be.ExecFused(prog(ir.F32, []int{6, 4}, exp), []backend.Tensor{xt}); ok {
-		t.Error("a transposed input was accepted")
-	}
 	if _, ok := be.ExecFused(prog(ir.F32, []int{4, 6}, exp), []backend.Tensor{x}); !ok {
 		t.Error("a contiguous input was declined")
 	}
@@ -546,6 +542,44 @@ func TestFusedDeclines(t *testing.T) {
 	}
 	if _, ok := be.ExecFused(prog(ir.F32, []int{4, 6}, exp), nil); ok {
 		t.Error("a missing input was accepted")
+	}
+}
+
+// TestFusedStridedInputs checks views (a transpose, a stepped slice, a
+// flip, a broadcast column of a transpose) read through their strides,
+// against the op-by-op run.
+func TestFusedStridedInputs(t *testing.T) {
+	be := newTestBackend()
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, sz := range [][2]int{{4, 6}, {130, 70}, {300, 257}} {
+		m, n := sz[0], sz[1]
+		x := fusedTensor(r, be, ir.F32, []int{m, n})
+		y := fusedTensor(r, be, ir.F32, []int{n, m})
+		views := map[string]backend.Tensor{
+			"transpose": ir.Permute(be, x, []int{1, 0}),
+			"flip":      ir.Flip(be, y, []int{0, 1}),
+			"slice":     ir.Slice(be, fusedTensor(r, be, ir.F32, []int{2 * n, m + 3}), []ir.Range{{Start: 1, End: 2 * n, Step: 2}, {Start: 2, End: m + 2, Step: 1}}),
+		}
+		col := ir.Permute(be, fusedTensor(r, be, ir.F32, []int{1, n}), []int{1, 0}) // [n, 1]
+		for name, v := range views {
+			if !slices.Equal(v.Shape(), []int{n, m}) {
+				t.Fatalf("%s: shape %v", name, v.Shape())
+			}
+			p := &ir.FusedProgram{Shape: []int{n, m},
+				Inputs: []ir.FusedInput{{DType: ir.F32, Shape: []int{n, m}}, {DType: ir.F32, Shape: []int{n, m}}, {DType: ir.F32, Shape: []int{n, 1}}},
+				Nodes: []ir.FusedNode{
+					{Kind: ir.KindBinary, Sub: uint8(ir.OpMul), DType: ir.F32, Args: [3]ir.FusedRef{ir.InputRef(0), ir.InputRef(1)}},
+					{Kind: ir.KindBinary, Sub: uint8(ir.OpAdd), DType: ir.F32, Args: [3]ir.FusedRef{ir.NodeRef(0), ir.InputRef(2)}},
+					{Kind: ir.KindUnary, Sub: uint8(ir.OpTanh), DType: ir.F32, Args: [3]ir.FusedRef{ir.NodeRef(1)}},
+				},
+				Outputs: []int{2, 0}}
+			inputs := []backend.Tensor{v, y, col}
+			got, ok := be.ExecFused(p, inputs)
+			if !ok {
+				t.Fatalf("%s %dx%d: declined", name, n, m)
+			}
+			sameTensors(t, be, fmt.Sprintf("%s %dx%d", name, n, m), got, p.Run(be, inputs), true)
+		}
 	}
 }
 

@@ -13,18 +13,18 @@ import (
 // binary, where, cast, constants) are queued and run as one kernel — one
 // pass over memory — when something reads them (backend/fusion). Results
 // are bit-identical to running the ops one by one. It is on by default;
-// EMBER_FUSION=0 turns it off for every device of the process, and
-// DeviceConfig.WithFusion for one device.
+// EMBER_FUSION=0 (or false, off, no) turns it off for every device of the
+// process, and DeviceConfig.WithFusion for one device.
 
 // FusionEnv is the environment variable that turns fusion off for every
-// device when it is "0", "false" or "off".
+// device when it is "0", "false", "off" or "no" (any case).
 const FusionEnv = "EMBER_FUSION"
 
 // fusionTypes are the device types whose backends fuse.
 var fusionTypes = map[string]bool{"cpu": true, "cuda": true}
 
 // fusionDefault reports whether fusion is on where nothing configured it:
-// EMBER_FUSION unset or not one of its off values.
+// EMBER_FUSION unset or not one of its off values (see FusionEnv).
 func fusionDefault() bool {
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(FusionEnv))) {
 	case "0", "false", "off", "no":
@@ -54,7 +54,8 @@ func init() {
 type FusionSetting uint8
 
 const (
-	// FusionDefault follows EMBER_FUSION: on unless it is "0".
+	// FusionDefault follows EMBER_FUSION: on unless it is "0", "false",
+	// "off" or "no".
 	FusionDefault FusionSetting = iota
 	// FusionOn fuses whatever EMBER_FUSION says.
 	FusionOn
@@ -125,14 +126,15 @@ func (d Device) FusionStats() (s FusionCounters, ok bool) {
 	c := fb.Stats()
 	return FusionCounters{
 		Nodes: c.Nodes.Load(), Programs: c.Programs.Load(), Single: c.Single.Load(),
-		Declined: c.Declined.Load(), Flushes: c.Flushes.Load(),
+		Declined: c.Declined.Load(), Flushes: c.Flushes.Load(), Recomputed: c.Recomputed.Load(),
 	}, true
 }
 
 // FusionCounters count a device's fused work since it opened: Nodes
 // elementwise ops queued, Programs fused programs run (two ops or more in
 // one pass), Single groups of one op run alone, Declined programs the
-// backend ran op by op, Flushes queue drains.
+// backend ran op by op, Flushes queue drains, Recomputed intermediates
+// computed again on their own because a later use needed them.
 type FusionCounters struct {
-	Nodes, Programs, Single, Declined, Flushes int64
+	Nodes, Programs, Single, Declined, Flushes, Recomputed int64
 }

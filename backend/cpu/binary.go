@@ -145,36 +145,8 @@ func binScalar(op backend.BinaryOp, a, b float32) float32 {
 	return min(a, b)
 }
 
-// binVV: o = a op b, all of len(o).
-func binVV(op backend.BinaryOp, o, a, b []float32) {
-	a, b = a[:len(o)], b[:len(o)]
-	switch op {
-	case backend.OpAdd:
-		for i := range o {
-			o[i] = a[i] + b[i]
-		}
-	case backend.OpSub:
-		for i := range o {
-			o[i] = a[i] - b[i]
-		}
-	case backend.OpMul:
-		for i := range o {
-			o[i] = a[i] * b[i]
-		}
-	case backend.OpDiv:
-		for i := range o {
-			o[i] = a[i] / b[i]
-		}
-	case backend.OpMax:
-		for i := range o {
-			o[i] = max(a[i], b[i])
-		}
-	case backend.OpMin:
-		for i := range o {
-			o[i] = min(a[i], b[i])
-		}
-	}
-}
+// binVV: o = a op b, all of len(o) (binVVT's float32 loops).
+func binVV(op backend.BinaryOp, o, a, b []float32) { binVVT(op, o, a, b) }
 
 // addGo: o = a + b in plain Go.
 func addGo(o, a, b []float32) {

@@ -49,6 +49,9 @@ type Stats struct {
 	Declined atomic.Int64
 	// Flushes is the number of times a stream was drained.
 	Flushes atomic.Int64
+	// Recomputed is the number of recipes (intermediates a drain did not
+	// write) computed on their own because a later use needed them.
+	Recomputed atomic.Int64
 }
 
 // stream is one goroutine's queue of pending nodes, in creation order

@@ -69,9 +69,10 @@ func (b *Backend) plan(roots []*Tensor, recipe *Tensor, f *flight) *plan {
 	for _, n := range roots {
 		n.st, n.fl = nil, f
 		visit(n)
-		// A sink (no pending node read it) or a tensor asked for is
+		// A sink (no pending node read it), a tensor asked for, or one
+		// too long to recompute (a later use would compute it alone) is
 		// written; the others become recipes.
-		if n.users == 0 || n.want {
+		if n.users == 0 || n.want || n.size > maxRecipe {
 			p.nodes[n.idx].write = true
 		}
 		n.users, n.want = 0, false

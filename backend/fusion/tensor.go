@@ -34,7 +34,9 @@ type Tensor struct {
 	// want marks a tensor asked for: its drain writes it.
 	want bool
 	// size bounds the number of not-computed nodes its value depends on
-	// (itself included), to keep recomputation short.
+	// (itself included), to keep recomputation short. It saturates at
+	// maxRecipe+1: shared ancestors are counted once per path, so the
+	// sum can grow exponentially along a chain that reads a value twice.
 	size int32
 	// gen and idx are scratch for planning (see plan.go).
 	gen uint64
@@ -46,6 +48,10 @@ type operand struct {
 	lz *Tensor
 	t  backend.Tensor
 }
+
+// maxStreams is the number of goroutine streams above which a new node
+// drains every stream.
+const maxStreams = 64
 
 // maxRecipe is the most not-computed nodes a new node may depend on
 // through recipes; a recipe operand above it is computed first.
@@ -106,7 +112,7 @@ func (b *Backend) enqueue(op *ir.Op) *Tensor {
 			n.args[i].t = lz.t
 		default:
 			n.args[i].lz = lz
-			n.size += lz.size
+			n.size = min(n.size+lz.size, maxRecipe+1)
 			if lz.st == s {
 				lz.users++
 			}
@@ -115,10 +121,17 @@ func (b *Backend) enqueue(op *ir.Op) *Tensor {
 	n.st = s
 	s.nodes = append(s.nodes, n)
 	full := len(s.nodes) >= b.maxNodes
+	crowded := len(b.streams) > maxStreams
 	b.mu.Unlock()
 	b.stats.Nodes.Add(1)
 	if full {
 		b.drain(s, nil)
+	}
+	if crowded {
+		// Streams are per goroutine, and a goroutine that exits without
+		// reading what it queued leaves its stream behind, holding its
+		// inputs: past maxStreams, drain them all.
+		b.drainAll()
 	}
 	return n
 }
@@ -185,6 +198,7 @@ func (b *Backend) compute(t *Tensor) {
 		b.mu.Unlock()
 		return
 	}
+	b.stats.Recomputed.Add(1)
 	b.flightLocked(nil, t)
 }
 

@@ -30,6 +30,11 @@
 // AdamStep and SGDStep are examples of kinds that some backends run as one
 // kernel and others decompose.
 //
+// On cpu and cuda devices the stack also fuses: elementwise operations are
+// queued per goroutine and run, when something reads them, as one kernel
+// per chain (one pass over memory), with the same bits as one kernel per
+// operation. EMBER_FUSION=0 or DeviceConfig.WithFusion(false) turns it off.
+//
 // Beyond the primitive kinds, the API PyTorch and Burn users reach for is
 // composed from them, so it runs (and differentiates) on every backend:
 // sorting and selection (Sort, TopK, Median, MaxWithIndices), scans

@@ -373,9 +373,17 @@ func bindView[T any](pl *fplan, bank *fbank[T], gathd *[]fref, cls fcls, v host.
 		return fref{}, false
 	}
 	data, ok := v.Contiguous()
+	if !ok && len(v.Shape) == 2 && v.Shape[0] > 1 && v.Shape[1] > 1 && numel(shape) == pl.n {
+		// A strided matrix (a transposed gradient): copied once, tile by
+		// tile, into a row-major buffer, since reading it in the
+		// iteration's order would touch a cache line per element.
+		data = make([]T, pl.n)
+		transposeInto(data, v.Data, v.Offset, v.Shape[0], v.Shape[1], v.Strides[0], v.Strides[1])
+		ok = true
+	}
 	if !ok {
-		// A strided view (a transpose, a slice): gathered through its
-		// strides block by block.
+		// A strided view (a slice, a flip): gathered through its strides
+		// block by block.
 		if numel(shape) == 0 {
 			return fref{}, false
 		}

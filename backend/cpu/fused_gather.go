@@ -113,3 +113,23 @@ func (g *bcastGather[T]) at(o []T, lo int) {
 		}
 	}
 }
+
+// transposeInto copies the rows×cols strided matrix whose element (i, j)
+// is src[base + i·rs + j·cs] into dst in row-major order, in 32×32 tiles
+// so that both sides stay in cache whatever the strides.
+func transposeInto[T any](dst, src []T, base, rows, cols, rs, cs int) {
+	const tile = 32
+	for i0 := 0; i0 < rows; i0 += tile {
+		i1 := min(i0+tile, rows)
+		for j0 := 0; j0 < cols; j0 += tile {
+			j1 := min(j0+tile, cols)
+			for i := i0; i < i1; i++ {
+				row := dst[i*cols : i*cols+cols]
+				off := base + i*rs
+				for j := j0; j < j1; j++ {
+					row[j] = src[off+j*cs]
+				}
+			}
+		}
+	}
+}

@@ -583,6 +583,26 @@ func TestFusedStridedInputs(t *testing.T) {
 	}
 }
 
+// TestFusedStridedRank3 checks a rank-3 permuted input (read through the
+// strided gather) against the op-by-op run.
+func TestFusedStridedRank3(t *testing.T) {
+	be := newTestBackend()
+	r := rand.New(rand.NewPCG(6, 6))
+	for _, sz := range [][3]int{{3, 4, 5}, {17, 33, 70}} {
+		x := ir.Permute(be, fusedTensor(r, be, ir.F32, sz[:]), []int{2, 0, 1})
+		sh := x.Shape()
+		p := &ir.FusedProgram{Shape: sh,
+			Inputs:  []ir.FusedInput{{DType: ir.F32, Shape: sh}},
+			Nodes:   []ir.FusedNode{{Kind: ir.KindUnary, Sub: uint8(ir.OpExp), DType: ir.F32, Args: [3]ir.FusedRef{ir.InputRef(0)}}, {Kind: ir.KindBinary, Sub: uint8(ir.OpMul), DType: ir.F32, Args: [3]ir.FusedRef{ir.NodeRef(0), ir.InputRef(0)}}},
+			Outputs: []int{1}}
+		got, ok := be.ExecFused(p, []backend.Tensor{x})
+		if !ok {
+			t.Fatalf("%v: declined", sz)
+		}
+		sameTensors(t, be, fmt.Sprintf("permuted %v", sz), got, p.Run(be, []backend.Tensor{x}), true)
+	}
+}
+
 // TestFusedFusesNode checks FusesNode's answers on representative nodes.
 func TestFusedFusesNode(t *testing.T) {
 	be := newTestBackend()

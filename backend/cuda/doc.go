@@ -52,4 +52,13 @@
 // backend/flex as the reference. Gather, ScatterAdd and IndexSelect check
 // their indices on the device (backend.IndexChecker); DeviceInfo names
 // the GPU (backend.DeviceDescriber).
+//
+// Fused elementwise programs (backend.Fuser, for backend/fusion) become one
+// generated kernel per program signature and input layout, each node
+// computed by the same device code as its unfused kernel and rounded as it
+// would be, so results are bit-identical. Kernels of different names
+// compile concurrently, and Open starts compiling, in the background on
+// GOMAXPROCS workers, the F32 kernels a training step of the MNIST models
+// uses (EMBER_CUDA_WARMUP=0 turns that off); CompileStats and CompileWait
+// report the compile work and the time ops spent waiting for it.
 package cuda

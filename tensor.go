@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
@@ -216,6 +217,10 @@ func FromData(data *TensorData, dev Device) *Tensor {
 	return wrap(dev, b.FromData(data))
 }
 
+// littleEndianHost reports whether this machine stores numbers
+// little-endian, the byte order of TensorData.
+var littleEndianHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 // FromFloats makes a float tensor of the device's float dtype (F32 unless
 // configured) from row-major values. It panics with an *Error when
 // len(values) != product(shape).
@@ -226,8 +231,13 @@ func FromFloats[T ~float32 | ~float64](values []T, shape []int, dev Device) *Ten
 	var zero T
 	if _, ok := any(zero).(float32); ok {
 		d = &TensorData{Shape: shape, DType: F32, Bytes: make([]byte, 4*len(values))}
-		for i, v := range values {
-			binary.LittleEndian.PutUint32(d.Bytes[4*i:], math.Float32bits(float32(v)))
+		if littleEndianHost {
+			// The values' memory is the data's bytes.
+			copy(d.Bytes, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(values))), 4*len(values)))
+		} else {
+			for i, v := range values {
+				binary.LittleEndian.PutUint32(d.Bytes[4*i:], math.Float32bits(float32(v)))
+			}
 		}
 	} else {
 		d = &TensorData{Shape: shape, DType: F64, Bytes: make([]byte, 8*len(values))}

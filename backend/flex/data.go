@@ -3,6 +3,7 @@ package flex
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"github.com/emberml/ember/backend"
 )
@@ -37,11 +38,39 @@ func raw(s storage) any {
 	panic(fmt.Sprintf("flex: unknown storage %T", s))
 }
 
+// littleEndianHost reports whether this machine stores numbers
+// little-endian, the byte order of TensorData.
+var littleEndianHost = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// nativeBytes returns the memory of a float or 32/64-bit integer slice as
+// bytes on a little-endian host (where they are TensorData's bytes), or
+// false (big-endian hosts, Bool and the other dtypes, which are decoded).
+func nativeBytes(v any) ([]byte, bool) {
+	if !littleEndianHost {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case []float32:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x)), true
+	case []float64:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 8*len(x)), true
+	case []int64:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 8*len(x)), true
+	case []int32:
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), 4*len(x)), true
+	}
+	return nil, false
+}
+
 // FromData copies host data (little-endian, row-major; Bool bytes != 0 are
 // true) into a new contiguous tensor.
 func (be *Backend) FromData(data *backend.TensorData) backend.Tensor {
 	n := numel(data.Shape)
 	s := allocStorage(data.DType, n)
+	if b, ok := nativeBytes(raw(s)); ok && len(data.Bytes) == len(b) {
+		copy(b, data.Bytes) // a little-endian host: the bytes are the values
+		return newTensor(data.DType, data.Shape, s)
+	}
 	if _, err := binary.Decode(data.Bytes, binary.LittleEndian, raw(s)); err != nil && n > 0 {
 		panic(fmt.Errorf("flex: from data: shape %v of %v with %d bytes: %w", data.Shape, data.DType, len(data.Bytes), err))
 	}
@@ -55,7 +84,9 @@ func (be *Backend) ToData(x backend.Tensor) (*backend.TensorData, error) {
 	n := numel(t.shape)
 	buf := make([]byte, n*t.dtype.Size())
 	if n > 0 {
-		if _, err := binary.Encode(buf, binary.LittleEndian, raw(t.dense())); err != nil {
+		if b, ok := nativeBytes(raw(t.dense())); ok && len(b) == len(buf) {
+			copy(buf, b)
+		} else if _, err := binary.Encode(buf, binary.LittleEndian, raw(t.dense())); err != nil {
 			return nil, fmt.Errorf("flex: to data: %w", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emberml/ember"
 	"github.com/emberml/ember/data"
 	"github.com/emberml/ember/train"
 )
@@ -187,9 +188,29 @@ func TestDevices(t *testing.T) {
 	var row struct {
 		Name      string `json:"name"`
 		Available bool   `json:"available"`
+		Fusion    *bool  `json:"fusion"`
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &row); err != nil || row.Name == "" || !row.Available {
 		t.Fatalf("devices --json first line %q: %+v, %v", lines[0], row, err)
+	}
+	for _, line := range lines {
+		row.Fusion = nil
+		if err := json.Unmarshal([]byte(line), &row); err != nil || row.Fusion == nil {
+			t.Fatalf("devices --json line %q has no fusion field (%v)", line, err)
+		}
+		if row.Name == "cpu" {
+			if want := ember.CPU().Fusion(); *row.Fusion != want {
+				t.Errorf("cpu row says fusion %v, the device %v", *row.Fusion, want)
+			}
+			state := "fusion off"
+			if want := ember.CPU().Fusion(); want {
+				state = "fusion on"
+			}
+			text, _, _ := execute(t, "devices")
+			if !strings.Contains(text, state) {
+				t.Errorf("devices output lacks %q:\n%s", state, text)
+			}
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ type refFuser struct {
 	*flex.Backend
 	programs, nodes atomic.Int64
 	decline         bool
+	inputs          atomic.Int64 // inputs of the last program
 }
 
 func (f *refFuser) FusesNode(n *ir.FusedNode, in backend.DType) bool {
@@ -42,6 +43,7 @@ func (f *refFuser) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]bac
 	}
 	f.programs.Add(1)
 	f.nodes.Add(int64(len(p.Nodes)))
+	f.inputs.Store(int64(len(p.Inputs)))
 	outs := p.Run(f.Backend, inputs)
 	for _, o := range outs {
 		if !slices.Equal(o.Shape(), p.Shape) {
@@ -362,5 +364,21 @@ func TestTwoDecoratorsShareTensors(t *testing.T) {
 	}
 	if !slices.Equal(bitsOf(t, b2, x2), bitsOf(t, rb, r2)) || !slices.Equal(bitsOf(t, b1, x1), bitsOf(t, rb, r1)) {
 		t.Fatal("tensors shared between decorators differ from eager flex")
+	}
+}
+
+// TestRepeatedOperandIsOneInput checks that a tensor read by several
+// nodes of a program (x·x + x) is passed to the backend once.
+func TestRepeatedOperandIsOneInput(t *testing.T) {
+	fb, rb, f := newPair(t)
+	d := randData(rand.New(rand.NewPCG(17, 18)), []int{5, 7})
+	x, y := fb.FromData(d), rb.FromData(d)
+	got := ir.Add(fb, ir.Mul(fb, x, x), ir.Unary(fb, ir.OpTanh, x))
+	want := ir.Add(rb, ir.Mul(rb, y, y), ir.Unary(rb, ir.OpTanh, y))
+	if !slices.Equal(bitsOf(t, fb, got), bitsOf(t, rb, want)) {
+		t.Fatal("x·x + tanh(x) differs from eager flex")
+	}
+	if n := f.inputs.Load(); n != 1 {
+		t.Fatalf("the program has %d inputs, want 1", n)
 	}
 }

@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"reflect"
 	"slices"
 	"sync/atomic"
 
@@ -195,6 +196,15 @@ func (b *Backend) runGroup(p *plan, g []int32) {
 	var inputs []backend.Tensor
 	local := make(map[int32]ir.FusedRef, len(g))
 	input := func(t backend.Tensor) ir.FusedRef {
+		// One input per tensor (x·x reads x once), where the backend's
+		// tensor type can be compared.
+		if reflect.TypeOf(t).Comparable() {
+			for i, u := range inputs {
+				if reflect.TypeOf(u) == reflect.TypeOf(t) && u == t {
+					return ir.InputRef(i)
+				}
+			}
+		}
 		inputs = append(inputs, t)
 		prog.Inputs = append(prog.Inputs, ir.FusedInput{DType: t.DType(), Shape: t.Shape()})
 		return ir.InputRef(len(inputs) - 1)

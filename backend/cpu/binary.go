@@ -156,67 +156,11 @@ func addGo(o, a, b []float32) {
 	}
 }
 
-// binVS: o = a op s.
-func binVS(op backend.BinaryOp, o, a []float32, s float32) {
-	a = a[:len(o)]
-	switch op {
-	case backend.OpAdd:
-		for i := range o {
-			o[i] = a[i] + s
-		}
-	case backend.OpSub:
-		for i := range o {
-			o[i] = a[i] - s
-		}
-	case backend.OpMul:
-		for i := range o {
-			o[i] = a[i] * s
-		}
-	case backend.OpDiv:
-		for i := range o {
-			o[i] = a[i] / s
-		}
-	case backend.OpMax:
-		for i := range o {
-			o[i] = max(a[i], s)
-		}
-	case backend.OpMin:
-		for i := range o {
-			o[i] = min(a[i], s)
-		}
-	}
-}
+// binVS: o = a op s (binVST's float32 loops).
+func binVS(op backend.BinaryOp, o, a []float32, s float32) { binVST(op, o, a, s) }
 
-// binSV: o = s op b.
-func binSV(op backend.BinaryOp, o []float32, s float32, b []float32) {
-	b = b[:len(o)]
-	switch op {
-	case backend.OpAdd:
-		for i := range o {
-			o[i] = s + b[i]
-		}
-	case backend.OpSub:
-		for i := range o {
-			o[i] = s - b[i]
-		}
-	case backend.OpMul:
-		for i := range o {
-			o[i] = s * b[i]
-		}
-	case backend.OpDiv:
-		for i := range o {
-			o[i] = s / b[i]
-		}
-	case backend.OpMax:
-		for i := range o {
-			o[i] = max(s, b[i])
-		}
-	case backend.OpMin:
-		for i := range o {
-			o[i] = min(s, b[i])
-		}
-	}
-}
+// binSV: o = s op b (binSVT's float32 loops).
+func binSV(op backend.BinaryOp, o []float32, s float32, b []float32) { binSVT(op, o, s, b) }
 
 // compareRange computes Bool output elements [lo, hi) of a comparison.
 func compareRange(op backend.BinaryOp, out []bool, a, b *bview[float32], lo, hi int) {

@@ -1,6 +1,9 @@
 package backend
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 type fakeDriver struct{ placeholder bool }
 
@@ -30,4 +33,32 @@ func TestRegisterReplacesPlaceholders(t *testing.T) {
 		}
 	}()
 	Register("test-after", fakeDriver{})
+}
+
+// TestThroughputStatString checks the rows' columns: every value starts in
+// the same column whatever the mode, and each key's parameters show.
+func TestThroughputStatString(t *testing.T) {
+	stats := []ThroughputStat{
+		{Key: ThroughputKey{Mode: ModeComputeDirect, DType: F32}, Value: 102.3e9},
+		{Key: ThroughputKey{Mode: ModeComputeCMMA, DType: F16, M: 16, N: 16, K: 16}, Value: 750.1e9},
+		{Key: ThroughputKey{Mode: ModeMemory}, Value: 21.4e9},
+		{Key: ThroughputKey{Mode: ModeMemoryWorkingSet, Access: AccessSequential, Bytes: 32 << 10}, Value: 28.7e9},
+		{Key: ThroughputKey{Mode: ModeMemoryWorkingSet, Access: AccessRandom, Bytes: 64 << 20}, Value: 0.2e9},
+		{Key: ThroughputKey{Mode: ModeMemoryWorkingSet, Access: AccessRandom, Bytes: 1000}, Value: 1e9},
+		{Key: ThroughputKey{Mode: ModeLaunch}, Latency: 850 * time.Nanosecond},
+	}
+	want := []string{
+		"compute-direct       f32                   102.3 GFLOP/s",
+		"compute-cmma         f16 16x16x16          750.1 GFLOP/s",
+		"memory                                      21.4 GB/s",
+		"memory-working-set   sequential 32KiB       28.7 GB/s",
+		"memory-working-set   random 64MiB            0.2 GB/s",
+		"memory-working-set   random 1000B            1.0 GB/s",
+		"launch                                     850ns",
+	}
+	for i, s := range stats {
+		if got := s.String(); got != want[i] {
+			t.Errorf("row %d:\n got %q\nwant %q", i, got, want[i])
+		}
+	}
 }

@@ -68,13 +68,23 @@ type ThroughputStat struct {
 	Err error
 }
 
-// String prints an aligned row: mode, dtype (blank for non-compute modes),
-// value with unit ("compute-direct     f32   102.3 GFLOP/s",
-// "memory                   21.4 GB/s", "launch                  850 ns").
+// String prints an aligned row: the mode, the key's parameters (the
+// dtype of compute modes, with the tile of CMMA; the access order and
+// size of a working set; blank otherwise) and the value with its unit:
+//
+//	compute-direct       f32                102.3 GFLOP/s
+//	compute-cmma         f16 16x16x16       750.1 GFLOP/s
+//	memory-working-set   random 64MiB         0.2 GB/s
+//	launch                                  850ns
 func (s ThroughputStat) String() string {
-	dt := ""
-	if s.Key.Mode == ModeComputeDirect || s.Key.Mode == ModeComputeCMMA {
-		dt = s.Key.DType.String()
+	var detail string
+	switch s.Key.Mode {
+	case ModeComputeDirect:
+		detail = s.Key.DType.String()
+	case ModeComputeCMMA:
+		detail = fmt.Sprintf("%v %dx%dx%d", s.Key.DType, s.Key.M, s.Key.N, s.Key.K)
+	case ModeMemoryWorkingSet:
+		detail = s.Key.Access.String() + " " + sizeString(s.Key.Bytes)
 	}
 	var v string
 	switch {
@@ -87,7 +97,32 @@ func (s ThroughputStat) String() string {
 	default:
 		v = fmt.Sprintf("%10.1f GB/s", s.Value/1e9)
 	}
-	return fmt.Sprintf("%-20s %-6s %s", s.Key.Mode, dt, v)
+	return fmt.Sprintf("%-20s %-16s %s", s.Key.Mode, detail, v)
+}
+
+// String returns "sequential" or "random".
+func (a AccessPattern) String() string {
+	switch a {
+	case AccessSequential:
+		return "sequential"
+	case AccessRandom:
+		return "random"
+	}
+	return "access?"
+}
+
+// sizeString prints a byte count in the largest binary unit that divides
+// it (64MiB, 32KiB, 1000B).
+func sizeString(n uint64) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.name)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
 }
 
 // PerformanceStater is implemented by backends that can measure their own

@@ -207,33 +207,5 @@ func cmp(op backend.BinaryOp, a, b float32) bool {
 	return a >= b
 }
 
-// cmpVS: o = a op s for the comparisons.
-func cmpVS(op backend.BinaryOp, o []bool, a []float32, s float32) {
-	a = a[:len(o)]
-	switch op {
-	case backend.OpEq:
-		for i := range o {
-			o[i] = a[i] == s
-		}
-	case backend.OpNe:
-		for i := range o {
-			o[i] = a[i] != s
-		}
-	case backend.OpLt:
-		for i := range o {
-			o[i] = a[i] < s
-		}
-	case backend.OpLe:
-		for i := range o {
-			o[i] = a[i] <= s
-		}
-	case backend.OpGt:
-		for i := range o {
-			o[i] = a[i] > s
-		}
-	case backend.OpGe:
-		for i := range o {
-			o[i] = a[i] >= s
-		}
-	}
-}
+// cmpVS: o = a op s for the comparisons (cmpVST's float32 loops).
+func cmpVS(op backend.BinaryOp, o []bool, a []float32, s float32) { cmpVST(op, o, a, s) }

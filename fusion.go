@@ -17,7 +17,8 @@ import (
 // process, and DeviceConfig.WithFusion for one device.
 
 // FusionEnv is the environment variable that turns fusion off for every
-// device when it is "0", "false", "off" or "no" (any case).
+// device not configured otherwise (DeviceConfig.WithFusion wins) when it
+// is "0", "false", "off" or "no" (any case); any other value leaves it on.
 const FusionEnv = "EMBER_FUSION"
 
 // fusionTypes are the device types whose backends fuse.
@@ -64,8 +65,15 @@ const (
 )
 
 // WithFusion returns c turning fusion on or off for the device (on cpu
-// and cuda devices; others never fuse). It must be configured before the
-// device's first operation.
+// and cuda devices; others never fuse, and the setting is ignored there),
+// whatever EMBER_FUSION says. Configure takes one DeviceConfig once, so
+// chain it with the dtype settings:
+//
+//	dev.Configure(ember.DeviceConfig{}.WithFloatDType(ember.FloatF64).WithFusion(false))
+//
+// It must come before anything builds the device's op stack: its first
+// operation, Sync, Flush, Seed or FusionStats (Configure fails with
+// ErrAlreadyInitialized after that; Device.Fusion does not count).
 func (c DeviceConfig) WithFusion(on bool) DeviceConfig {
 	c.Fusion = FusionOff
 	if on {
@@ -101,15 +109,34 @@ func (s *deviceState) configureFusion(f FusionSetting, name string) error {
 }
 
 // Fusion reports whether elementwise ops on d are fused (see FusionEnv
-// and DeviceConfig.WithFusion). It opens the device; false for a device
-// that does not initialize.
+// and DeviceConfig.WithFusion), or, before the device has run, whether
+// they will be. It opens the device but does not fix the setting, so
+// Configure can still change it; false for a device that does not
+// initialize.
 func (d Device) Fusion() bool {
-	st, err := d.tryStack(false)
-	if err != nil {
+	s := d.state()
+	if s.fusionFixed.Load() {
+		st, err := d.tryStack(false)
+		if err != nil {
+			return false
+		}
+		_, ok := backend.As[*fusion.Backend](st.top)
+		return ok
+	}
+	b, err := s.open()
+	if err != nil || !fusionTypes[d.ID().Type] {
 		return false
 	}
-	_, ok := backend.As[*fusion.Backend](st.top)
-	return ok
+	if _, ok := backend.As[backend.Fuser](b); !ok {
+		return false
+	}
+	switch FusionSetting(s.fusion.Load()) {
+	case FusionOn:
+		return true
+	case FusionOff:
+		return false
+	}
+	return fusionDefault()
 }
 
 // FusionStats are a device's fusion counters (see fusion.Stats); ok is

@@ -89,3 +89,27 @@ func TestFusedChainMatchesUnfused(t *testing.T) {
 		}
 	}
 }
+
+// TestFusionQueryDoesNotFix checks that asking Fusion before a device
+// has run leaves its setting open to Configure, and that the answer
+// follows the configuration.
+func TestFusionQueryDoesNotFix(t *testing.T) {
+	d := Device{st: &deviceState{id: backend.DeviceID{Type: "cpu"}, settings: defaultSettings}}
+	_, fuses := backend.As[backend.Fuser](CPU().backend())
+	if got, want := d.Fusion(), fusionDefault() && fuses; got != want {
+		t.Fatalf("Fusion before any op = %v, want %v", got, want)
+	}
+	if err := d.Configure(DeviceConfig{}.WithFusion(false)); err != nil {
+		t.Fatalf("Configure after a Fusion query: %v", err)
+	}
+	if d.Fusion() {
+		t.Fatal("Fusion is true after WithFusion(false)")
+	}
+	x := FromFloats([]float32{1, 2}, []int{2}, d).MulScalar(3)
+	if got := x.Float32s(); got[0] != 3 || got[1] != 6 {
+		t.Fatalf("3·[1 2] = %v", got)
+	}
+	if d.Fusion() {
+		t.Fatal("Fusion is true after running unfused")
+	}
+}

@@ -99,7 +99,9 @@ func (s *deviceState) adoptReported(b backend.Backend) {
 	}
 }
 
-// Configure sets the device's default dtypes. It must come before the
+// Configure sets the device's default dtypes and, with Fusion, whether it
+// fuses elementwise ops (see DeviceConfig.WithFusion, which is fixed
+// earlier: by Sync and FusionStats too). It must come before the
 // device's first tensor operation and at most once; otherwise it returns a
 // *DeviceError wrapping ErrAlreadyInitialized. A dtype the device cannot
 // compute in gives ErrUnsupportedDType; a dtype of the wrong category (an

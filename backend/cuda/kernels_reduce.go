@@ -14,6 +14,24 @@ import "github.com/emberml/ember/backend"
 //     columns (coalesced loads), threadIdx.y splits r in 8, and shared
 //     memory combines the 8 partial results.
 //
+// Reductions with few outputs and a long r (see planReduce) take two
+// passes instead, so that the whole GPU reads the data:
+//
+//   - rows_split: one 256-thread block per (row, chunk of r) reduces the
+//     chunk as the rows kernel reduces a row and writes its Acc;
+//   - cols_split: one 256-thread block per (outer, group of cw columns,
+//     chunk of r), cw the power of two covering inner (at most 32), so a
+//     warp's loads stay coalesced for narrow inner axes; warp shuffles at
+//     distances of multiples of cw and shared memory combine the rows of
+//     each column;
+//   - combine: the partials, laid out [outputs, chunks], reduced per
+//     output as the rows kernel reduces a row (a warp or a block per
+//     output) and stored as the single-pass kernels store.
+//
+// Every thread walks its elements in increasing order and the partials
+// combine along a fixed tree, so the results depend only on the shape,
+// the data and the chunking (not on timing); there are no atomics.
+//
 // Sum and Prod accumulate in A (double for floats, u64 for integers, so
 // integer results wrap); float sums are compensated (Neumaier), so an F64
 // sum is accurate to about one rounding, not to the length each thread
@@ -30,12 +48,22 @@ type reduceSpec struct {
 	Lowest, Highest string // C expressions: the identities of Max and Min
 	Load            string // converts S x to C
 	StoreC, StoreA  string // render storing C v / A acc as S
-	Cols            bool
+	// Kernel picks the kernel the source defines: "rows" or "cols" (the
+	// single-pass kernels), "rows_split", "cols_split" or "combine".
+	Kernel string
 	// Comp compensates Sum (Neumaier's two-sum, kept in comp and added
 	// at the end): for floats, so that an F64 sum's error does not grow
 	// with the length each thread walks.
 	Comp bool
+	// AccBytes is sizeof(struct Acc), which the host uses to size the
+	// partials of the split kernels (checked by a static_assert).
+	AccBytes int
 }
+
+// reduceAccBytes is the size of the device's struct Acc (two 8-byte
+// accumulators, a value of at most 8 bytes, an i64 index), one partial
+// result of the split kernels.
+const reduceAccBytes = 32
 
 var reduceTmpl = mustTemplate("reduce", `
 typedef {{.S}} S;
@@ -65,6 +93,7 @@ struct Acc {
 	C val;
 	i64 idx;
 };
+static_assert(sizeof(Acc) == {{.AccBytes}}, "the host sizes the partials by this");
 {{- if .Comp}}
 // sum2 adds b to the compensated sum (acc, comp): Neumaier's variant of
 // Kahan summation.
@@ -124,7 +153,7 @@ __device__ __forceinline__ void acc_store(const Acc& s, int op, i64 r, i64 at, u
 		((S*)pv)[at] = {{.StoreC}};
 	}
 }
-{{- if not .Cols}}
+{{- if eq .Kernel "rows"}}
 extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, u64 px, u64 pv, u64 pi, int wpr) {
 	__shared__ Acc sh[8];
 	const S* x = (const S*)px;
@@ -153,7 +182,7 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, u64 px, u64 pv, u
 		if (lane == 0 && row < outer) acc_store(s, op, r, row, pv, pi);
 	}
 }
-{{- else}}
+{{- else if eq .Kernel "cols"}}
 extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, u64 px, u64 pv, u64 pi) {
 	__shared__ Acc sh[8][32];
 	const S* x = (const S*)px;
@@ -166,7 +195,17 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, u64 px
 		acc_init(s, op, none);
 		if (col < inner) {
 			const S* p = x + o * r * inner + col;
-			for (i64 j = threadIdx.y; j < r; j += blockDim.y) acc_add(s, op, p[j * inner], j);
+			const i64 ny = blockDim.y;
+			i64 j = threadIdx.y;
+			// Four loads in flight per thread, added in index order.
+			for (; j + 3 * ny < r; j += 4 * ny) {
+				const S v0 = p[j * inner], v1 = p[(j + ny) * inner], v2 = p[(j + 2 * ny) * inner], v3 = p[(j + 3 * ny) * inner];
+				acc_add(s, op, v0, j);
+				acc_add(s, op, v1, j + ny);
+				acc_add(s, op, v2, j + 2 * ny);
+				acc_add(s, op, v3, j + 3 * ny);
+			}
+			for (; j < r; j += ny) acc_add(s, op, p[j * inner], j);
 		}
 		__syncthreads();
 		sh[threadIdx.y][threadIdx.x] = s;
@@ -177,14 +216,132 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, u64 px
 		}
 	}
 }
+{{- else if eq .Kernel "rows_split"}}
+// The chunk c of row (block blk = row·nc + c) covers [c·len, min((c+1)·len, r)).
+extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 len, i64 nc, u64 px, u64 ppart) {
+	__shared__ Acc sh[8]; // blocks of at most 256 threads
+	const S* x = (const S*)px;
+	Acc* part = (Acc*)ppart;
+	const int nt = blockDim.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+	const i64 none = 0x7fffffffffffffffLL;
+	for (i64 blk = blockIdx.x; blk < outer * nc; blk += gridDim.x) {
+		const i64 row = blk / nc, lo = (blk % nc) * len;
+		const i64 hi = min(lo + len, r);
+		const S* p = x + row * r;
+		Acc s;
+		acc_init(s, op, none);
+		i64 j = lo + threadIdx.x;
+		// Four loads in flight per thread, added in index order.
+		for (; j + 3 * nt < hi; j += 4 * nt) {
+			const S v0 = p[j], v1 = p[j + nt], v2 = p[j + 2 * nt], v3 = p[j + 3 * nt];
+			acc_add(s, op, v0, j);
+			acc_add(s, op, v1, j + nt);
+			acc_add(s, op, v2, j + 2 * nt);
+			acc_add(s, op, v3, j + 3 * nt);
+		}
+		for (; j < hi; j += nt) acc_add(s, op, p[j], j);
+		for (int o = 16; o > 0; o >>= 1) acc_shfl(s, op, o);
+		__syncthreads();
+		if (lane == 0) sh[warp] = s;
+		__syncthreads();
+		if (threadIdx.x == 0) {
+			for (int w = 1; w < nt / 32; w++) acc_merge(s, op, sh[w]);
+			part[blk] = s;
+		}
+	}
+}
+{{- else if eq .Kernel "cols_split"}}
+// Block blk = (o·ncg + g)·nc + c reduces columns [g·cw, (g+1)·cw) of outer
+// index o over the chunk [c·len, min((c+1)·len, r)); thread t takes column
+// t % cw and rows t / cw, t / cw + nt / cw, ... of the chunk. The partial
+// of output o·inner + col goes to part[(o·inner + col)·nc + c].
+extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, i64 len, i64 nc, int cw, u64 px, u64 ppart) {
+	__shared__ Acc sh[8][32]; // blocks of at most 256 threads
+	const S* x = (const S*)px;
+	Acc* part = (Acc*)ppart;
+	const int nt = blockDim.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+	const int tx = threadIdx.x % cw, ty = threadIdx.x / cw, ny = nt / cw;
+	const i64 ncg = (inner + cw - 1) / cw;
+	const i64 none = 0x7fffffffffffffffLL;
+	for (i64 blk = blockIdx.x; blk < outer * ncg * nc; blk += gridDim.x) {
+		const i64 og = blk / nc, c = blk % nc;
+		const i64 o = og / ncg, col = (og % ncg) * cw + tx;
+		const i64 lo = c * len;
+		const i64 hi = min(lo + len, r);
+		Acc s;
+		acc_init(s, op, none);
+		if (col < inner) {
+			const S* p = x + o * r * inner + col;
+			i64 j = lo + ty;
+			for (; j + 3 * ny < hi; j += 4 * ny) {
+				const S v0 = p[j * inner], v1 = p[(j + ny) * inner], v2 = p[(j + 2 * ny) * inner], v3 = p[(j + 3 * ny) * inner];
+				acc_add(s, op, v0, j);
+				acc_add(s, op, v1, j + ny);
+				acc_add(s, op, v2, j + 2 * ny);
+				acc_add(s, op, v3, j + 3 * ny);
+			}
+			for (; j < hi; j += ny) acc_add(s, op, p[j * inner], j);
+		}
+		// Lanes cw apart hold the same column: fold them onto lanes < cw.
+		for (int k = 16; k >= cw; k >>= 1) acc_shfl(s, op, k);
+		__syncthreads();
+		if (lane < cw) sh[warp][lane] = s;
+		__syncthreads();
+		if (warp == 0 && lane < cw && col < inner) {
+			for (int w = 1; w < nt / 32; w++) acc_merge(s, op, sh[w][lane]);
+			part[(o * inner + col) * nc + c] = s;
+		}
+	}
+}
+{{- else if eq .Kernel "combine"}}
+// Output row combines part[row·nc .. row·nc + nc) with a group of 32·wpr
+// threads (as the rows kernel) and stores the result at row.
+extern "C" __global__ void {{.Name}}(int op, i64 nout, i64 nc, i64 r, u64 ppart, u64 pv, u64 pi, int wpr) {
+	__shared__ Acc sh[8]; // blocks of at most 256 threads
+	const Acc* part = (const Acc*)ppart;
+	const int g = 32 * wpr;
+	const int lane = threadIdx.x % g;
+	const int rpb = blockDim.x / g;
+	const i64 none = 0x7fffffffffffffffLL;
+	for (i64 base = (i64)blockIdx.x * rpb; base < nout; base += (i64)gridDim.x * rpb) {
+		const i64 row = base + threadIdx.x / g;
+		Acc s;
+		acc_init(s, op, none);
+		if (row < nout) {
+			const Acc* p = part + row * nc;
+			for (i64 j = lane; j < nc; j += g) acc_merge(s, op, p[j]);
+		}
+		for (int o = 16; o > 0; o >>= 1) acc_shfl(s, op, o);
+		if (wpr > 1) {
+			const int warp = threadIdx.x / 32;
+			__syncthreads();
+			if (threadIdx.x % 32 == 0) sh[warp] = s;
+			__syncthreads();
+			if (lane == 0) {
+				for (int w = 1; w < wpr; w++) acc_merge(s, op, sh[w]);
+			}
+		}
+		if (lane == 0 && row < nout) acc_store(s, op, r, row, pv, pi);
+	}
+}
 {{- end}}
 `)
 
 // reduceSource renders the rows or cols reduce kernel for dt (Bool
 // reduces as U8: the host maps Sum to Max and Prod to Min).
 func reduceSource(dt backend.DType, name string, cols bool) string {
+	kernel := "rows"
+	if cols {
+		kernel = "cols"
+	}
+	return reduceKernelSource(dt, name, kernel)
+}
+
+// reduceKernelSource renders the reduce kernel kernel ("rows", "cols",
+// "rows_split", "cols_split" or "combine") for dt.
+func reduceKernelSource(dt backend.DType, name, kernel string) string {
 	c := ctypeOf(dt)
-	sp := reduceSpec{Name: name, S: c.S, C: c.C, Load: ld(c, "raw"), Cols: cols}
+	sp := reduceSpec{Name: name, S: c.S, C: c.C, Load: ld(c, "raw"), Kernel: kernel, AccBytes: reduceAccBytes}
 	switch {
 	case c.Kind == 'f':
 		sp.A = "double"

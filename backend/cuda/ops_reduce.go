@@ -42,6 +42,10 @@ func (b *Backend) reduce(op ir.Op) ir.Outputs {
 		pv = out.Ptr()
 	}
 	name := "ember_reduce_" + ctypeOf(t.dtype).Name
+	if p := planReduce(outer, r, inner, b.smCount); p.chunks > 1 {
+		b.reduceSplit(name, p, rop, t, outer, r, inner, pv, pi)
+		return ir.One(out)
+	}
 	if inner == 1 {
 		name += "_rows"
 		k := b.kernel(name, func() string { return reduceSource(t.dtype, name, false) })
@@ -58,4 +62,95 @@ func (b *Backend) reduce(op ir.Op) ir.Outputs {
 	b.Launch(k, [3]uint32{uint32(max(1, min(nb, maxBlocks))), 1, 1}, [3]uint32{32, 8, 1}, 0,
 		int32(rop), int64(outer), int64(r), int64(inner), t.Ptr(), pv, pi)
 	return ir.One(out)
+}
+
+// splitBlocksPerSM is the number of blocks per SM the split reductions aim
+// for (with 256 threads a block, about two waves of resident blocks).
+var splitBlocksPerSM = 8
+
+// splitMinPerThread is the fewest elements of the axis each thread of a
+// split reduction's block reads: a chunk is at least 256 of them.
+const splitMinPerThread = 16
+
+// reducePlan is how Backend.reduce runs an [outer, r, inner] reduction:
+// chunks == 1 is the single-pass rows or cols kernel; chunks > 1 splits r
+// into chunks of length elements (the last one shorter), each reduced by
+// its own block to a partial result that a second kernel combines.
+type reducePlan struct {
+	chunks, length int
+	// cw is the number of columns one block of the cols split kernel
+	// walks: the power of two covering inner, at most 32 (0 for rows).
+	cw int
+}
+
+// planReduce chooses the kernels for reducing [outer, r, inner] on a GPU
+// of sms multiprocessors. The single-pass kernels give one block to each
+// row (inner == 1 and r > 256), to 8 short rows, or to 32 columns of one
+// outer index; when they would launch fewer than splitBlocksPerSM·sms
+// blocks and r holds at least two chunks of splitMinPerThread elements a
+// thread, r is split into enough chunks (at most r / minimum chunk) for
+// about splitBlocksPerSM·sms blocks. The plan depends only on the shape
+// and sms, so the results are reproducible on one device.
+func planReduce(outer, r, inner, sms int) reducePlan {
+	single := reducePlan{chunks: 1, length: r}
+	if outer*inner == 0 || r == 0 {
+		return single
+	}
+	target := splitBlocksPerSM * max(sms, 1)
+	var blocks, minLen, cw int
+	if inner == 1 {
+		blocks = outer
+		if r <= 256 {
+			blocks = (outer + 7) / 8
+		}
+		minLen = blockSize * splitMinPerThread
+	} else {
+		cw = 32
+		for cw/2 >= inner {
+			cw /= 2
+		}
+		blocks = outer * ((inner + cw - 1) / cw)
+		minLen = blockSize / cw * splitMinPerThread
+	}
+	if blocks >= target || r < 2*minLen {
+		return single
+	}
+	chunks := min((target+blocks-1)/blocks, r/minLen)
+	if chunks < 2 {
+		return single
+	}
+	length := (r + chunks - 1) / chunks
+	return reducePlan{chunks: (r + length - 1) / length, length: length, cw: cw}
+}
+
+// reduceSplit runs the plan p (p.chunks > 1) of reducing t, viewed as
+// [outer, r, inner], by rop: the rows or cols split kernel writes one
+// partial result (the device's struct Acc) per output and chunk to a
+// scratch buffer, laid out [outer·inner, p.chunks], and the combine kernel
+// reduces each output's partials in a fixed order and stores the value at
+// pv or the index at pi as the single-pass kernels do.
+func (b *Backend) reduceSplit(name string, p reducePlan, rop backend.ReduceOp, t *Tensor, outer, r, inner int, pv, pi uint64) {
+	nout := outer * inner
+	part := b.emptyOf([]int{nout * p.chunks * reduceAccBytes}, backend.U8)
+	if inner == 1 {
+		kn := name + "_rows_split"
+		k := b.kernel(kn, func() string { return reduceKernelSource(t.dtype, kn, "rows_split") })
+		b.Launch(k, grid1(outer*p.chunks, 1), block1, 0, int32(rop), int64(outer), int64(r),
+			int64(p.length), int64(p.chunks), t.Ptr(), part.Ptr())
+	} else {
+		kn := name + "_cols_split"
+		k := b.kernel(kn, func() string { return reduceKernelSource(t.dtype, kn, "cols_split") })
+		groups := (inner + p.cw - 1) / p.cw
+		b.Launch(k, grid1(outer*groups*p.chunks, 1), block1, 0, int32(rop), int64(outer), int64(r), int64(inner),
+			int64(p.length), int64(p.chunks), int32(p.cw), t.Ptr(), part.Ptr())
+	}
+	kn := name + "_combine"
+	k := b.kernel(kn, func() string { return reduceKernelSource(t.dtype, kn, "combine") })
+	wpr, rpb := 1, blockSize/32
+	if p.chunks > 64 {
+		wpr, rpb = blockSize/32, 1
+	}
+	b.Launch(k, grid1(nout, rpb), block1, 0, int32(rop), int64(nout), int64(p.chunks), int64(r),
+		part.Ptr(), pv, pi, int32(wpr))
+	b.Release(part)
 }

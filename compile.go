@@ -1,0 +1,568 @@
+package ember
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
+)
+
+// GraphCarry links an output of a compiled graph to one of its inputs:
+// after each CompiledGraph.Run the output's value is the input's value in
+// the next run. A training step carries the model's parameters and the
+// optimizer's state from one batch to the next this way.
+type GraphCarry struct {
+	// Output indexes CapturedGraph.Outputs and Input indexes
+	// CapturedGraph.Inputs; the two have one shape and dtype.
+	Output, Input int
+}
+
+// CompileOptions configure CapturedGraph.Compile.
+type CompileOptions struct {
+	// Carry lists the carried inputs (each input and each output at most
+	// once).
+	Carry []GraphCarry
+	// NoDeviceGraph keeps a device that records device graphs (CUDA)
+	// running the plan op by op, as every other device does.
+	NoDeviceGraph bool
+}
+
+// CompiledGraphMode says how a CompiledGraph runs.
+type CompiledGraphMode int
+
+const (
+	// CompiledPlan runs the graph's ops through the device's stack (its
+	// fusion included) from a plan made once: no decoding, validation or
+	// map lookups per op.
+	CompiledPlan CompiledGraphMode = iota + 1
+	// CompiledDeviceGraph replays a device graph (a CUDA graph) recorded
+	// from the plan: one launch per run over buffers that stay put.
+	CompiledDeviceGraph
+)
+
+// String is "plan" or "device graph".
+func (m CompiledGraphMode) String() string {
+	switch m {
+	case CompiledPlan:
+		return "plan"
+	case CompiledDeviceGraph:
+		return "device graph"
+	}
+	return fmt.Sprintf("CompiledGraphMode(%d)", int(m))
+}
+
+// CompiledGraph is a CapturedGraph prepared for many runs on one device
+// with inputs of the shapes it was captured with (CapturedGraph.Compile):
+// a compiled training step. It is safe for use by one goroutine at a time
+// (Run serializes callers).
+type CompiledGraph struct {
+	mu   sync.Mutex
+	g    *CapturedGraph
+	dev  Device
+	opts CompileOptions
+
+	// carryOf maps a carried input to its output, outOf the reverse.
+	carryOf map[int]int
+	outOf   map[int]int
+
+	// The plan: slots hold the tensors of a run (inputs first, then the
+	// values, then the ops' results).
+	numSlots int
+	slotOf   map[TensorID]int32
+	values   []*Tensor // the graph's values on dev, in slot order after the inputs
+	steps    []planStep
+	outSlots []int32
+	// hostChecks marks a plan with ops that read operands on the host
+	// (integer divisors): such a plan is never recorded.
+	hostChecks bool
+	random     bool
+
+	// state holds the carried inputs' current values (by input index).
+	state []*Tensor
+	runs  int
+
+	// The device graph, once recorded.
+	rec      backend.GraphRecorder
+	dg       backend.DeviceGraph
+	inStatic []*Tensor // per input
+	outStat  []*Tensor // per output (carried outputs: their input's)
+	noGraph  bool      // the device cannot record
+	closed   bool
+}
+
+// planStep is one op of the plan.
+type planStep struct {
+	rec  *ir.Record
+	in   []int32 // the slot of each input (-1 for an absent one)
+	out  []int32 // the slot of each kept output (-1 for one never read)
+	free []int32 // slots whose last reader this op is
+}
+
+// Compile prepares g to run many times on dev (CompiledGraph.Run): the ops
+// are validated, their tensors given slots and the graph's values moved
+// onto dev once. On a device that records device graphs (cuda, through
+// backend.GraphRecorder) the first Run executes the plan, compiling the
+// kernels it needs, the second records it into a CUDA graph, and every
+// later Run is one graph launch over buffers that stay put — unless
+// opt.NoDeviceGraph, the graph has random ops (a device graph would draw
+// the same numbers every run), integer divisions or (on a device that does
+// not check indices itself) gathers, scatters or index selections whose
+// operands must be checked on the host, or dev is an autodiff device. Everywhere else each
+// Run executes the plan through dev's stack, fusion included. Either way
+// the results equal CapturedGraph.Run's on dev.
+//
+// Errors: dev's *DeviceError when it cannot run; an error wrapping
+// ErrInvalidGraph when g does not validate; an *Error naming the carry
+// when a GraphCarry is out of range, repeats an input or output, or links
+// tensors of different shapes or dtypes.
+func (g *CapturedGraph) Compile(dev Device, opt CompileOptions) (*CompiledGraph, error) {
+	if g == nil {
+		return nil, &Error{Op: "compile", Msg: "nil *CapturedGraph"}
+	}
+	if err := dev.Init(); err != nil {
+		return nil, err
+	}
+	ig := g.Graph()
+	if err := ig.Validate(); err != nil {
+		return nil, fmt.Errorf("ember: compile on %v: %w", dev, err)
+	}
+	c := &CompiledGraph{g: g, dev: dev, opts: opt, carryOf: map[int]int{}, outOf: map[int]int{},
+		state: make([]*Tensor, len(g.Inputs))}
+	if err := c.checkCarry(); err != nil {
+		return nil, err
+	}
+	if err := c.plan(); err != nil {
+		return nil, err
+	}
+	if !opt.NoDeviceGraph && !dev.IsAutodiff() && !c.hostChecks && !c.random {
+		c.rec, _ = backend.As[backend.GraphRecorder](dev.backend())
+	}
+	return c, nil
+}
+
+// checkCarry validates c.opts.Carry and fills carryOf and outOf.
+func (c *CompiledGraph) checkCarry() error {
+	g := c.g
+	for i, k := range c.opts.Carry {
+		bad := func(format string, args ...any) error {
+			return &Error{Op: "compile", Operands: []string{c.dev.String()},
+				Msg: fmt.Sprintf("carry %d (output %d → input %d): ", i, k.Output, k.Input) + fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case k.Output < 0 || k.Output >= len(g.Outputs):
+			return bad("the graph has %d outputs", len(g.Outputs))
+		case k.Input < 0 || k.Input >= len(g.Inputs):
+			return bad("the graph has %d inputs", len(g.Inputs))
+		}
+		if _, dup := c.carryOf[k.Input]; dup {
+			return bad("input %d is carried twice", k.Input)
+		}
+		if _, dup := c.outOf[k.Output]; dup {
+			return bad("output %d is carried twice", k.Output)
+		}
+		shape, dt := g.tensorInfo(g.Outputs[k.Output])
+		in := g.Inputs[k.Input]
+		if dt != in.DType || !slices.Equal(shape, in.Shape) {
+			return bad("the output is %v %v, the input %v %v", shape, dt, in.Shape, in.DType)
+		}
+		c.carryOf[k.Input] = k.Output
+		c.outOf[k.Output] = k.Input
+	}
+	return nil
+}
+
+// tensorInfo returns the shape and dtype of tensor id of a validated graph.
+func (g *CapturedGraph) tensorInfo(id TensorID) ([]int, DType) {
+	for _, in := range g.Inputs {
+		if in.ID == id {
+			return in.Shape, in.DType
+		}
+	}
+	if v, ok := g.Values[id]; ok {
+		return v.Shape, v.DType
+	}
+	for i := range g.Operations {
+		r := &g.Operations[i]
+		if slices.Contains(r.Outputs, id) {
+			return r.Shape, r.DType
+		}
+	}
+	return nil, 0
+}
+
+// plan gives every tensor a slot, moves the values onto the device and
+// records each op's input, output and release slots.
+func (c *CompiledGraph) plan() error {
+	g, dev := c.g, c.dev
+	c.slotOf = make(map[TensorID]int32, len(g.Inputs)+len(g.Values)+len(g.Operations))
+	next := int32(0)
+	for _, in := range g.Inputs {
+		c.slotOf[in.ID] = next
+		next++
+	}
+	for _, id := range slices.Sorted(maps.Keys(g.Values)) {
+		var v *Tensor
+		if err := recoverError(func() { v = FromData(g.Values[id], dev) }); err != nil {
+			return fmt.Errorf("ember: compile on %v: moving value %d onto the device: %w", dev, id, err)
+		}
+		c.slotOf[id] = next
+		c.values = append(c.values, v)
+		next++
+	}
+	last := map[TensorID]int{}
+	for i := range g.Operations {
+		for _, id := range g.Operations[i].Inputs {
+			last[id] = i
+		}
+	}
+	outputs := map[TensorID]bool{}
+	for _, id := range g.Outputs {
+		outputs[id] = true
+	}
+	ic, ok := backend.As[backend.IndexChecker](dev.backend())
+	checksOnDevice := ok && ic.ChecksIndicesOnDevice()
+	c.steps = make([]planStep, len(g.Operations))
+	for i := range g.Operations {
+		r := &g.Operations[i]
+		s := planStep{rec: r, in: make([]int32, len(r.Inputs)), out: make([]int32, len(r.Outputs))}
+		for k, id := range r.Inputs {
+			s.in[k] = -1
+			if id != 0 {
+				s.in[k] = c.slotOf[id]
+			}
+		}
+		for k, id := range r.Outputs {
+			s.out[k] = -1
+			if _, read := last[id]; id != 0 && (read || outputs[id]) {
+				c.slotOf[id] = next
+				s.out[k] = next
+				next++
+			}
+		}
+		for _, id := range r.Inputs {
+			if id != 0 && last[id] == i && !outputs[id] && !c.isInputOrValue(id) {
+				s.free = append(s.free, c.slotOf[id])
+			}
+		}
+		switch {
+		case r.Kind == ir.KindRandom:
+			c.random = true
+		case r.Kind == ir.KindGather || r.Kind == ir.KindScatterAdd || r.Kind == ir.KindIndexSelect:
+			if !checksOnDevice {
+				c.hostChecks = true
+			}
+		case r.Kind == ir.KindBinary && r.DType.IsInt():
+			switch ir.BinaryOp(r.Sub) {
+			case ir.OpDiv, ir.OpFloorDiv, ir.OpRem, ir.OpMod:
+				c.hostChecks = true
+			}
+		}
+		c.steps[i] = s
+	}
+	c.outSlots = make([]int32, len(g.Outputs))
+	for j, id := range g.Outputs {
+		c.outSlots[j] = c.slotOf[id]
+	}
+	c.numSlots = int(next)
+	return nil
+}
+
+// isInputOrValue reports whether id is one of the graph's inputs or
+// values (their slots are filled once per run and never released by it).
+func (c *CompiledGraph) isInputOrValue(id TensorID) bool {
+	s, ok := c.slotOf[id]
+	return ok && int(s) < len(c.g.Inputs)+len(c.values)
+}
+
+// Device returns the device the graph runs on.
+func (c *CompiledGraph) Device() Device { return c.dev }
+
+// Mode says how the last Run ran: CompiledDeviceGraph once a device graph
+// was recorded, else CompiledPlan.
+func (c *CompiledGraph) Mode() CompiledGraphMode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dg != nil {
+		return CompiledDeviceGraph
+	}
+	return CompiledPlan
+}
+
+// Runs is the number of completed Runs.
+func (c *CompiledGraph) Runs() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runs
+}
+
+// Run runs the graph with inputs, one per graph input in order, each of
+// that input's shape and dtype and on the graph's device, and returns its
+// outputs in order. A carried input (CompileOptions.Carry) may be nil
+// after the first Run: it then takes the value its output had at the end
+// of the previous Run; a non-nil one replaces the carried value.
+//
+// The outputs of a Run that replayed a device graph are the graph's own
+// buffers: the next Run overwrites them (Clone one to keep its value), and
+// the output of a carried pair is the buffer its input is read from. On a
+// device graph Run queues the copies of its inputs and the launch and
+// returns without waiting; reading an output waits.
+//
+// Errors: an *Error for a wrong number of inputs, a nil input that is not
+// carried (or carried before the first Run), or an input of another
+// device, shape or dtype; after Close an *Error; and the errors of
+// CapturedGraph.Run for an op that fails. After an error the carried
+// values are those of the last successful Run.
+func (c *CompiledGraph) Run(inputs ...*Tensor) (outputs []*Tensor, err error) {
+	if c == nil {
+		return nil, &Error{Op: "compiled_run", Msg: "nil *CompiledGraph"}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, &Error{Op: "compiled_run", Operands: []string{c.dev.String()}, Msg: "the compiled graph was closed"}
+	}
+	ins, err := c.resolveInputs(inputs)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.dg != nil:
+		outputs, err = c.launch(inputs)
+	case c.rec != nil && !c.noGraph && c.runs >= 1:
+		outputs, err = c.record(ins)
+		if err != nil && errors.Is(err, backend.ErrGraphsUnsupported) {
+			c.noGraph = true
+			outputs, err = c.runPlan(ins)
+		}
+	default:
+		outputs, err = c.runPlan(ins)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.dg == nil {
+		for in, out := range c.carryOf {
+			c.state[in] = outputs[out]
+		}
+	}
+	c.runs++
+	return outputs, nil
+}
+
+// resolveInputs checks inputs against the graph and returns them with
+// nil carried inputs replaced by their current values.
+func (c *CompiledGraph) resolveInputs(inputs []*Tensor) ([]*Tensor, error) {
+	g, dev := c.g, c.dev
+	if len(inputs) != len(g.Inputs) {
+		return nil, &Error{Op: "compiled_run", Operands: []string{dev.String()},
+			Msg: fmt.Sprintf("got %d inputs, the graph takes %d", len(inputs), len(g.Inputs))}
+	}
+	ins := make([]*Tensor, len(inputs))
+	for i, in := range g.Inputs {
+		x := inputs[i]
+		name := fmt.Sprintf("input %d (tensor %d)", i, in.ID)
+		if x == nil {
+			if _, carried := c.carryOf[i]; carried && c.runs > 0 {
+				if c.dg != nil {
+					ins[i] = c.inStatic[i]
+				} else {
+					ins[i] = c.state[i]
+				}
+				continue
+			}
+			msg := "input is nil"
+			if _, carried := c.carryOf[i]; carried {
+				msg = "a carried input needs a value in the first run"
+			}
+			return nil, &Error{Op: "compiled_run", Operands: []string{name}, Msg: msg}
+		}
+		if x.t == nil {
+			return nil, nilError("compiled_run", []string{name}, []*Tensor{x}, 0)
+		}
+		switch {
+		case !x.dev.Equal(dev):
+			return nil, &Error{Op: "compiled_run", Operands: []string{describe(name, x)},
+				Msg: fmt.Sprintf("the input must be on %v; move it with ToDevice first", dev)}
+		case x.DType() != in.DType || !slices.Equal(x.shape(), in.Shape):
+			return nil, &Error{Op: "compiled_run", Operands: []string{describe(name, x)},
+				Msg: fmt.Sprintf("the graph takes %v %v there", in.Shape, in.DType)}
+		}
+		ins[i] = x
+	}
+	return ins, nil
+}
+
+// runPlan executes the plan once with inputs ins.
+func (c *CompiledGraph) runPlan(ins []*Tensor) ([]*Tensor, error) {
+	dev := c.dev
+	slots := make([]*Tensor, c.numSlots)
+	copy(slots, ins)
+	copy(slots[len(ins):], c.values)
+	lookup := func(id TensorID) (ir.Tensor, bool) {
+		s, ok := c.slotOf[id]
+		if !ok || slots[s] == nil {
+			return nil, false
+		}
+		return slots[s].on(dev), true
+	}
+	var xs []*Tensor
+	for i := range c.steps {
+		s := &c.steps[i]
+		xs = xs[:0]
+		for _, k := range s.in {
+			if k < 0 {
+				xs = append(xs, nil)
+			} else {
+				xs = append(xs, slots[k])
+			}
+		}
+		op, derr := s.rec.Decode(lookup)
+		if derr != nil {
+			return nil, fmt.Errorf("ember: compiled_run on %v: op %d (%s): %w: %w", dev, i, s.rec.Kind, ErrInvalidGraph, derr)
+		}
+		op.Shape = slices.Clone(op.Shape)
+		op.Ints = slices.Clone(op.Ints)
+		var outs ir.Outputs
+		if err := recoverError(func() {
+			checkReplayData(dev, &op, xs)
+			outs = dev.runAll(op, xs...)
+		}); err != nil {
+			return nil, fmt.Errorf("ember: compiled_run on %v: op %d (%s): %w", dev, i, op.Name(), err)
+		}
+		for k, o := range s.out {
+			if o < 0 {
+				continue
+			}
+			if outs[k] == nil {
+				return nil, fmt.Errorf("ember: compiled_run on %v: op %d (%s): %w: output %d was not produced", dev, i, op.Name(), ErrInvalidGraph, k)
+			}
+			slots[o] = wrap(dev, outs[k])
+		}
+		for _, f := range s.free {
+			slots[f] = nil
+		}
+	}
+	outputs := make([]*Tensor, len(c.outSlots))
+	for j, s := range c.outSlots {
+		outputs[j] = slots[s]
+	}
+	return outputs, nil
+}
+
+// record copies ins into static buffers, records the plan into a device
+// graph that ends by copying its results into static buffers (a carried
+// output into its input's), and launches it.
+func (c *CompiledGraph) record(ins []*Tensor) (outputs []*Tensor, err error) {
+	dev, g, rec := c.dev, c.g, c.rec
+	if err := recoverError(func() {
+		c.inStatic = make([]*Tensor, len(ins))
+		for i, x := range ins {
+			c.inStatic[i] = wrap(dev, rec.NewStatic(g.Inputs[i].Shape, g.Inputs[i].DType))
+			if err := rec.CopyInto(c.inStatic[i].t, x.on(dev)); err != nil {
+				panic(err)
+			}
+		}
+		c.outStat = make([]*Tensor, len(g.Outputs))
+		for j, id := range g.Outputs {
+			if in, carried := c.outOf[j]; carried {
+				c.outStat[j] = c.inStatic[in]
+				continue
+			}
+			shape, dt := g.tensorInfo(id)
+			c.outStat[j] = wrap(dev, rec.NewStatic(shape, dt))
+		}
+	}); err != nil {
+		c.inStatic, c.outStat = nil, nil
+		return nil, fmt.Errorf("ember: compiled_run on %v: preparing the device graph: %w", dev, err)
+	}
+	if err := rec.BeginGraph(); err != nil {
+		c.inStatic, c.outStat = nil, nil
+		return nil, fmt.Errorf("ember: compiled_run on %v: %w", dev, err)
+	}
+	outs, err := c.runPlan(c.inStatic)
+	if err == nil {
+		err = recoverError(func() {
+			for j, o := range outs {
+				if e := rec.CopyInto(c.outStat[j].t, o.on(dev)); e != nil {
+					panic(e)
+				}
+			}
+		})
+	}
+	dg, endErr := rec.EndGraph()
+	if err == nil && endErr != nil {
+		err = fmt.Errorf("ember: compiled_run on %v: recording the device graph: %w", dev, endErr)
+	}
+	if err != nil {
+		if dg != nil {
+			_ = dg.Close()
+		}
+		c.inStatic, c.outStat = nil, nil
+		return nil, err
+	}
+	c.dg = dg
+	return c.launch(nil)
+}
+
+// launch copies the given (non-nil) inputs that are not already the
+// graph's buffers into them and launches the device graph.
+func (c *CompiledGraph) launch(inputs []*Tensor) ([]*Tensor, error) {
+	dev := c.dev
+	for i, x := range inputs {
+		if x == nil || x.t == c.inStatic[i].t {
+			continue
+		}
+		if err := recoverError(func() {
+			if e := c.rec.CopyInto(c.inStatic[i].t, x.on(dev)); e != nil {
+				panic(e)
+			}
+		}); err != nil {
+			return nil, fmt.Errorf("ember: compiled_run on %v: input %d: %w", dev, i, err)
+		}
+	}
+	if err := c.dg.Launch(); err != nil {
+		return nil, fmt.Errorf("ember: compiled_run on %v: launching the device graph: %w", dev, err)
+	}
+	return slices.Clone(c.outStat), nil
+}
+
+// State returns the current value of carried input i (nil for an input
+// that is not carried or before the first Run). On a device graph it is
+// the graph's buffer, which the next Run overwrites.
+func (c *CompiledGraph) State(i int) *Tensor {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, carried := c.carryOf[i]; !carried || c.runs == 0 {
+		return nil
+	}
+	if c.dg != nil {
+		return c.inStatic[i]
+	}
+	return c.state[i]
+}
+
+// Close releases the device graph and its memory; the tensors its Runs
+// returned must not be read afterwards (Clone what you keep first). Run
+// fails after Close; Close is idempotent.
+func (c *CompiledGraph) Close() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	var err error
+	if c.dg != nil {
+		err = c.dg.Close()
+		c.dg = nil
+	}
+	c.inStatic, c.outStat, c.state, c.values = nil, nil, nil, nil
+	return err
+}

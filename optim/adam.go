@@ -53,10 +53,23 @@ func (c AdamConfig) withDefaults(op string, weightDecay float64) AdamConfig {
 	return c
 }
 
-// adamState is one parameter's moment estimates and step count.
+// adamState is one parameter's moment estimates and step count. m and v
+// are nil until the parameter's first update, State or SetState (an entry
+// NextScalars made holds only a count).
 type adamState struct {
 	m, v *ember.Tensor
 	t    int
+}
+
+// entry returns p's state, adding an empty one (no moments, count 0) when
+// it has none.
+func (o *adamCore) entry(p *nn.Param) *adamState {
+	s, ok := o.state[p]
+	if !ok {
+		s = &adamState{}
+		o.state[p] = s
+	}
+	return s
 }
 
 // adamCore holds what Adam and AdamW share.
@@ -73,10 +86,9 @@ func (o *adamCore) step(op string, grads *ember.Gradients, decoupled bool) {
 	c := o.cfg
 	for _, u := range gather(op, o.params, grads, c.AllowMissingGrads) {
 		p, g, theta := u.p, u.g, u.v
-		s, ok := o.state[p]
-		if !ok {
-			s = &adamState{m: ember.ZerosLike(g), v: ember.ZerosLike(g)}
-			o.state[p] = s
+		s := o.entry(p)
+		if s.m == nil {
+			s.m, s.v = ember.ZerosLike(g), ember.ZerosLike(g)
 		}
 		s.t++
 		var next *ember.Tensor

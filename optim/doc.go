@@ -25,5 +25,13 @@
 // Schedules map a step number to a learning rate; a training loop applies
 // one with opt.SetLR(schedule.LR(step)) before each step.
 //
+// Adam, AdamW and SGD are Capturable: a training step that ends in their
+// StepWith can be captured once on an autodiff capture device
+// (Device.CaptureScope on ember.Capture().Autodiff()) and replayed for
+// every batch (CapturedGraph.Run), the step's numbers (NextScalars) and the
+// optimizer state (State, SetState) going in and out of the graph as
+// tensors. On devices without a fused optimizer kernel StepWith's results
+// equal Step's bit for bit.
+//
 // Optimizers are not safe for concurrent use.
 package optim

@@ -116,6 +116,9 @@ type runner struct {
 	trainSet, testSet data.Dataset
 	rep               *reporter
 	res               *Result
+	// compiled is the compiled training step (Config.Compile), made after
+	// the first eager step.
+	compiled *compiledStep
 }
 
 // run is Run after validation; tensor errors panic out of it.
@@ -152,6 +155,11 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 	opt := newOptimizer(cfg, model)
 	loader := data.NewLoader(r.trainSet, cfg.Batch, data.LoaderOptions{Shuffle: true, Seed: cfg.Seed})
 	defer loader.Close()
+	defer func() {
+		if r.compiled != nil {
+			r.compiled.close()
+		}
+	}()
 	for e := 0; e < cfg.Epochs; e++ {
 		st, err := r.epoch(ctx, e, loader, model, opt, adev)
 		if err != nil {
@@ -181,7 +189,10 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 	examples, steps := 0, 0
 	for it.Next() {
 		b := it.Batch()
-		loss := step(model, opt, b, adev)
+		loss, err := r.step(model, opt, b, adev)
+		if err != nil {
+			return EpochStats{}, err
+		}
 		lossSum += loss * float64(b.Size)
 		examples += b.Size
 		steps++
@@ -192,6 +203,9 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 		bar.step(loss)
 	}
 	bar.finish()
+	if r.compiled != nil {
+		r.compiled.sync()
+	}
 	if err := it.Err(); err != nil {
 		return EpochStats{}, err
 	}
@@ -206,6 +220,31 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 		st.ExamplesPerSecond = float64(examples) / secs
 	}
 	return st, nil
+}
+
+// step runs one optimizer step on batch b and returns the batch's mean
+// loss. With Config.Compile the first step runs eagerly, the training
+// step is then captured and compiled for batches of that size, and every
+// later batch of that size replays it; a batch of another size (the last,
+// partial one) runs eagerly from the carried values.
+func (r *runner) step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) (float64, error) {
+	if !r.cfg.Compile {
+		return step(model, opt, b, adev), nil
+	}
+	if r.compiled == nil && len(r.res.StepLosses) > 0 && b.Size == r.cfg.Batch {
+		cs, err := newCompiledStep(model, opt, adev, b.Size)
+		if err != nil {
+			return 0, err
+		}
+		r.compiled = cs
+	}
+	if r.compiled != nil && r.compiled.fits(b) {
+		return r.compiled.run(b), nil
+	}
+	if r.compiled != nil {
+		r.compiled.sync()
+	}
+	return step(model, opt, b, adev), nil
 }
 
 // step runs one optimizer step on batch b and returns the batch's mean

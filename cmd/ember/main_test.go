@@ -47,7 +47,7 @@ func TestTrainDefaults(t *testing.T) {
 	}
 	c := (*got)[0]
 	if c.Model != "mlp" || c.Epochs != 1 || c.BatchSize != 64 || c.LR != 1e-3 || c.Optimizer != "adam" ||
-		c.Device != "" || c.Seed != 1 || c.Checkpointing || c.SavePath != "" || c.PlotPath != "" || c.JSON ||
+		c.Device != "" || c.Seed != 1 || c.Checkpointing || c.Compile || c.SavePath != "" || c.PlotPath != "" || c.JSON ||
 		c.DataDir != "" || c.Limit != 0 || c.Out == nil || c.ErrOut == nil || c.Context == nil {
 		t.Fatalf("defaults: %+v", c)
 	}
@@ -58,7 +58,7 @@ func TestTrainFlags(t *testing.T) {
 	got := stubTrain(t)
 	t.Setenv("EMBER_DEVICE", "flex")
 	_, _, err := execute(t, "train", "--model", "CNN", "--epochs", "3", "--batch", "32", "--lr", "0.05",
-		"--optimizer", "sgd", "--device", "cuda:1", "--seed", "42", "--checkpointing",
+		"--optimizer", "sgd", "--device", "cuda:1", "--seed", "42", "--checkpointing", "--compile",
 		"--save", filepath.Join(dir, "m.safetensors"), "--plot", filepath.Join(dir, "c.png"),
 		"--json", "--data", dir, "--limit", "500")
 	if err != nil {
@@ -66,7 +66,7 @@ func TestTrainFlags(t *testing.T) {
 	}
 	c := (*got)[0]
 	want := TrainConfig{Model: "cnn", Epochs: 3, BatchSize: 32, LR: 0.05, Optimizer: "sgd", Device: "cuda:1",
-		Seed: 42, Checkpointing: true, SavePath: filepath.Join(dir, "m.safetensors"),
+		Seed: 42, Checkpointing: true, Compile: true, SavePath: filepath.Join(dir, "m.safetensors"),
 		PlotPath: filepath.Join(dir, "c.png"), JSON: true, DataDir: dir, Limit: 500}
 	c.Context, c.Out, c.ErrOut = nil, nil, nil
 	if c != want {

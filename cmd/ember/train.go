@@ -45,6 +45,7 @@ var runTrain = func(cfg TrainConfig) error {
 		Device:        dev,
 		Seed:          cfg.Seed,
 		Checkpointing: cfg.Checkpointing,
+		Compile:       cfg.Compile,
 		Load:          cfg.LoadPath,
 		Save:          cfg.SavePath,
 		Plot:          cfg.PlotPath,

@@ -39,6 +39,9 @@ type TrainConfig struct {
 	// Checkpointing enables activation checkpointing (recompute in
 	// backward to save memory).
 	Checkpointing bool `json:"checkpointing"`
+	// Compile captures the training step once and replays it (see
+	// train.Config.Compile).
+	Compile bool `json:"compile"`
 	// SavePath is the file to write trained parameters to ("" = do not
 	// save).
 	SavePath string `json:"save,omitempty"`
@@ -120,6 +123,7 @@ still written if --save / --plot were given.`,
 	f.StringVar(&cfg.Device, "device", "", "device to train on, e.g. cpu, cuda:0 (default $EMBER_DEVICE, else the best available)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed for initialization and shuffling")
 	f.BoolVar(&cfg.Checkpointing, "checkpointing", false, "recompute activations in the backward pass to save memory")
+	f.BoolVar(&cfg.Compile, "compile", false, "capture the training step once and replay it for every batch (a CUDA graph on cuda)")
 	f.StringVar(&cfg.SavePath, "save", "", "write the trained parameters to `FILE`")
 	f.StringVar(&cfg.LoadPath, "load", "", "start from the parameters in `FILE` (written by --save); with --epochs 0 only evaluate them")
 	f.StringVar(&cfg.PlotPath, "plot", "", "draw loss and accuracy curves into `FILE` (.png, .svg or .pdf)")

@@ -85,6 +85,12 @@ type CompiledGraph struct {
 	state []*Tensor
 	runs  int
 
+	// keeper is the device's deferring decorator (fusion), told to write
+	// the graph's outputs rather than recompute them; keep marks the
+	// slots of the outputs.
+	keeper backend.Keeper
+	keep   []bool
+
 	// The device graph, once recorded.
 	rec      backend.GraphRecorder
 	dg       backend.DeviceGraph
@@ -264,10 +270,13 @@ func (c *CompiledGraph) plan() error {
 		c.steps[i] = s
 	}
 	c.outSlots = make([]int32, len(g.Outputs))
+	c.numSlots = int(next)
+	c.keep = make([]bool, c.numSlots)
 	for j, id := range g.Outputs {
 		c.outSlots[j] = c.slotOf[id]
+		c.keep[c.outSlots[j]] = true
 	}
-	c.numSlots = int(next)
+	c.keeper, _ = backend.As[backend.Keeper](dev.backend())
 	return nil
 }
 
@@ -441,6 +450,9 @@ func (c *CompiledGraph) runPlan(ins []*Tensor) ([]*Tensor, error) {
 				return nil, fmt.Errorf("ember: compiled_run on %v: op %d (%s): %w: output %d was not produced", dev, i, op.Name(), ErrInvalidGraph, k)
 			}
 			slots[o] = wrap(dev, outs[k])
+			if c.keep[o] && c.keeper != nil {
+				c.keeper.Keep(outs[k])
+			}
 		}
 		for _, f := range s.free {
 			slots[f] = nil

@@ -21,3 +21,16 @@ type Fuser interface {
 	// Run-time failures panic as Exec's do.
 	ExecFused(p *ir.FusedProgram, inputs []Tensor) (outs []Tensor, ok bool)
 }
+
+// Keeper is implemented by decorators that defer elementwise work (the
+// fusion decorator). Keep marks t, one of the decorator's tensors, as read
+// again after the work that produces it, so that the deferred computation
+// writes t instead of leaving it to be recomputed from its operands at
+// each later use (as an intermediate that only its own pass reads would
+// be). A compiled graph keeps its outputs this way: an optimizer's new
+// moments are both intermediates of the update and the next step's
+// inputs. Keeping a computed tensor, or one of another backend, does
+// nothing.
+type Keeper interface {
+	Keep(t Tensor)
+}

@@ -273,6 +273,16 @@ func (o *adamCore) stepWith(op string, grads *ember.Gradients, s *ember.Tensor, 
 		}
 	}
 	for _, u := range ups {
+		// The numbers first: their slices are not elementwise ops, and
+		// taking them between the elementwise ops of an update would
+		// split that update's fused pass.
+		sc.at(1, u.v.DType())
+		sc.at(2, u.v.DType())
+		if decoupled {
+			sc.at(0, u.v.DType())
+		}
+	}
+	for _, u := range ups {
 		st := o.state[u.p]
 		if st.m == nil {
 			st.m, st.v = ember.ZerosLike(u.g), ember.ZerosLike(u.g)
@@ -388,6 +398,9 @@ func (o *SGD) StepWith(grads *ember.Gradients, s *ember.Tensor) {
 	c := o.cfg
 	ups := gather("sgd", o.params, grads, c.AllowMissingGrads)
 	sc := checkStepWith("sgd", s, 1, ups, o.params)
+	for _, u := range ups {
+		sc.at(0, u.v.DType()) // before the updates' elementwise ops (see Adam's)
+	}
 	for _, u := range ups {
 		theta, g := u.v, u.g
 		if c.WeightDecay != 0 {

@@ -63,3 +63,19 @@ func (b *Backend) CopyInto(dst, src backend.Tensor) error {
 	}
 	return gr.CopyInto(b.Inner(dst), b.Inner(src))
 }
+
+var _ backend.Keeper = (*Backend)(nil)
+
+// Keep marks x, when it is one of b's pending tensors, as asked for: the
+// drain of its stream writes it (backend.Keeper).
+func (b *Backend) Keep(x backend.Tensor) {
+	t, ok := x.(*Tensor)
+	if !ok || t.owner != b {
+		return
+	}
+	b.mu.Lock()
+	if t.t == nil && t.st != nil {
+		t.want = true
+	}
+	b.mu.Unlock()
+}

@@ -18,7 +18,11 @@ func TestCompiledTrainingMatchesEager(t *testing.T) {
 		model, optimizer string
 	}
 	runs := []run{{"mlp", "adam"}, {"mlp", "adamw"}, {"mlp", "sgd"}, {"cnn", "adam"}}
-	for _, dev := range []ember.Device{ember.CPU(), ember.Flex()} {
+	devs := []ember.Device{ember.CPU(), ember.Flex()}
+	if gpu := ember.CUDA(0); gpu.Init() == nil {
+		devs = append(devs, gpu) // a CUDA graph from the second compiled step on
+	}
+	for _, dev := range devs {
 		for _, r := range runs {
 			if testing.Short() && r.model == "cnn" {
 				continue

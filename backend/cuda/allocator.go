@@ -89,6 +89,19 @@ type allocator struct {
 	dynInUse                  uint64 // bytes in use outside the persistent pool
 	directReserved            uint64
 	sinceGC                   uint64
+
+	// keep: no page is given back to the device, not even when the device
+	// is out of memory (a device graph's allocator while the graph lives:
+	// the graph reads and writes its pages at every launch). closed: the
+	// owner is gone and every page is given back as soon as it holds no
+	// allocation (a closed graph's allocator, whose pages wait for the last
+	// tensors made while recording).
+	keep, closed bool
+
+	// children are the graph allocators whose numbers usage adds to this
+	// one's; childMu guards the list (never held with a child's mu).
+	childMu  sync.Mutex
+	children []*allocator
 }
 
 func newAllocator(mem deviceMemory, gc func()) *allocator {
@@ -300,10 +313,41 @@ func (a *allocator) free(b *block) {
 		a.mem.free(b.ptr)
 		a.directReserved -= b.rounded
 	}
+	if a.closed {
+		a.releaseUnusedLocked()
+	}
 }
 
-// releaseUnusedLocked frees every page that holds no allocation.
+// newGraphAllocator returns an allocator of the preset layout that keeps
+// every page it takes (see keep) until close.
+func newGraphAllocator(mem deviceMemory, gc func()) *allocator {
+	a := newAllocator(mem, gc)
+	a.keep = true
+	return a
+}
+
+// close ends keep: the pages that hold no allocation are given back now,
+// the others as soon as their last block is freed.
+func (a *allocator) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.keep, a.closed = false, true
+	a.releaseUnusedLocked()
+}
+
+// adopt adds c's numbers to usage's until c is closed and holds no page.
+func (a *allocator) adopt(c *allocator) {
+	a.childMu.Lock()
+	defer a.childMu.Unlock()
+	a.children = append(a.children, c)
+}
+
+// releaseUnusedLocked frees every page that holds no allocation (none of
+// a keep allocator's).
 func (a *allocator) releaseUnusedLocked() {
+	if a.keep {
+		return
+	}
 	synced := false
 	release := func(pages []*page) []*page {
 		kept := pages[:0]
@@ -348,12 +392,37 @@ func (a *allocator) reservedLocked() uint64 {
 	return n
 }
 
-// usage sums the allocator's state.
+// usage sums the allocator's state and its children's (see adopt); it
+// drops the children that are closed and hold no page.
 func (a *allocator) usage() backend.MemoryPoolUsage {
+	u, _ := a.ownUsage()
+	a.childMu.Lock()
+	defer a.childMu.Unlock()
+	kept := a.children[:0]
+	for _, c := range a.children {
+		cs, gone := c.ownUsage()
+		if gone {
+			continue
+		}
+		kept = append(kept, c)
+		u.NumberAllocs += cs.NumberAllocs
+		u.BytesInUse += cs.BytesInUse
+		u.BytesPadding += cs.BytesPadding
+		u.BytesReserved += cs.BytesReserved
+	}
+	clear(a.children[len(kept):])
+	a.children = kept
+	return u
+}
+
+// ownUsage is the allocator's own state; gone reports a closed allocator
+// that holds no page.
+func (a *allocator) ownUsage() (u backend.MemoryPoolUsage, gone bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	r := a.reservedLocked()
 	return backend.MemoryPoolUsage{NumberAllocs: a.numAllocs, BytesInUse: a.inUse,
-		BytesPadding: a.padding, BytesReserved: a.reservedLocked()}
+		BytesPadding: a.padding, BytesReserved: r}, a.closed && r == 0
 }
 
 // report lists the sliced pools in install order (none in the direct layout).

@@ -17,8 +17,9 @@ import (
 // queued in program order, a caching allocator and a kernel cache. It
 // implements backend.Backend (ops arrive through Exec and are dispatched
 // through the kernel table), backend.MemoryManager,
-// backend.PerformanceStater, backend.DeviceDescriber and
-// backend.IndexChecker, and is safe for concurrent use.
+// backend.PerformanceStater, backend.DeviceDescriber,
+// backend.IndexChecker and backend.GraphRecorder (CUDA graphs: see
+// BeginGraph), and is safe for concurrent use.
 type Backend struct {
 	id           backend.DeviceID
 	dev          cu.Device
@@ -41,6 +42,12 @@ type Backend struct {
 	seed         atomic.Uint64
 	philoxOffset atomic.Uint64
 	staged       stagingSet
+	// rec is the graph being recorded (nil: none); gate orders the driver
+	// calls a capture forbids against its start and end; graphMu
+	// serializes BeginGraph and EndGraph (see graph.go).
+	rec     atomic.Pointer[recording]
+	gate    captureGate
+	graphMu sync.Mutex
 }
 
 // Open initializes GPU index: loads libcuda.so.1 and NVRTC, retains the
@@ -88,7 +95,7 @@ func Open(index int) (*Backend, error) {
 	if b.stream, err = cu.StreamCreate(cu.StreamNonBlocking); err != nil {
 		return unavailable(err)
 	}
-	b.alloc = newAllocator(&cuMemory{ctx: b.ctx, stream: b.stream}, collectGarbage)
+	b.alloc = newAllocator(&cuMemory{ctx: b.ctx, stream: b.stream, gate: &b.gate}, collectGarbage)
 	b.startWarmUp()
 	return b, nil
 }
@@ -112,8 +119,13 @@ func (b *Backend) MultiprocessorCount() int { return b.smCount }
 // address in a kernel, ...) comes back as an error wrapping
 // backend.ErrExecution that names the CUDA error; such a fault is sticky:
 // the device stays unusable and every later operation fails with it.
+// While the backend records a graph, Sync returns an error wrapping
+// ErrRecording at once (the recording goes on).
 func (b *Backend) Sync() error {
 	if err := b.failed(); err != nil {
+		return err
+	}
+	if err := b.notRecording("Sync"); err != nil {
 		return err
 	}
 	defer b.enter()()
@@ -140,8 +152,15 @@ func (b *Backend) Supports(k ir.Kind, dt backend.DType) bool { return kernels.Su
 // Exec runs op, inferred by the caller (op.Shape and op.DType are its
 // output's) and of a kind Supports accepts, with its kernel. Kernels queue
 // their work on the stream and return at once; the outputs are contiguous
-// tensors or views of the inputs (movement kinds).
-func (b *Backend) Exec(op ir.Op) ir.Outputs { return kernels.Exec(b, op) }
+// tensors or views of the inputs (movement kinds). While the backend
+// records a graph the work is recorded instead (see BeginGraph), and a
+// panic of the op makes EndGraph fail.
+func (b *Backend) Exec(op ir.Op) ir.Outputs {
+	if r := b.rec.Load(); r != nil {
+		return b.execRecorded(r, op)
+	}
+	return kernels.Exec(b, op)
+}
 
 // ChecksIndicesOnDevice reports that gather, scatter-add and index-select
 // check their indices on the device: a bad index is reported by the next

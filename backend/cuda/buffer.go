@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/emberml/ember/backend/internal/layout"
@@ -16,14 +17,23 @@ import (
 // collector finds it unreachable (a runtime.AddCleanup), or at once through
 // Backend.Release. Memory is therefore given back after a GC cycle, which
 // the allocator forces before it would grow a pool (see Empty).
+//
+// A buffer allocated while the backend records a graph comes from that
+// graph's allocator and returns there, whenever it is freed (see
+// BeginGraph).
 type Buffer struct {
 	blk     *block
 	a       *allocator
 	cleanup runtime.Cleanup
+	// pins counts the open device graphs that use the buffer (made before
+	// their recording): Release leaves a pinned buffer to the collector.
+	pins atomic.Int32
+	// static marks a buffer made by NewStatic, which CopyInto writes.
+	static bool
 	// The padding puts fewer buffers in one heap span: AddCleanup inserts
 	// into a per-span list of cleanups sorted by address, a linear walk
 	// that took ~0.4 µs per tensor with 256 buffers to a span.
-	_ [96]byte
+	_ [88]byte
 }
 
 // Bytes is the buffer's size in bytes.
@@ -40,20 +50,34 @@ type cleanupArg struct {
 func freeBlock(c cleanupArg) { c.a.free(c.blk) }
 
 // newBuffer allocates bytes from the pools (the persistent pool inside
-// MemoryPersistentAllocations). It panics with an error wrapping
+// MemoryPersistentAllocations), those of the graph being recorded while
+// the backend records one. It panics with an error wrapping
 // backend.ErrOutOfMemory when the device has no room after the cache was
 // released.
 func (b *Backend) newBuffer(bytes uint64) *Buffer {
+	if r := b.rec.Load(); r != nil {
+		return b.newBufferIn(r.alloc, r, bytes)
+	}
+	return b.newBufferIn(b.alloc, nil, bytes)
+}
+
+// newBufferIn allocates bytes from a; r, when not nil, is the recording
+// whose failure an allocation error also is.
+func (b *Backend) newBufferIn(a *allocator, r *recording, bytes uint64) *Buffer {
 	if err := b.failed(); err != nil {
 		panic(err)
 	}
-	blk, err := b.alloc.alloc(bytes, b.persistent.Load() > 0)
+	blk, err := a.alloc(bytes, b.persistent.Load() > 0)
 	if err != nil {
-		panic(b.fail(err))
+		e := b.fail(err)
+		if r != nil {
+			r.setErr(e)
+		}
+		panic(e)
 	}
-	buf := &Buffer{blk: blk, a: b.alloc}
+	buf := &Buffer{blk: blk, a: a}
 	if blk.size != 0 {
-		buf.cleanup = runtime.AddCleanup(buf, freeBlock, cleanupArg{b.alloc, blk})
+		buf.cleanup = runtime.AddCleanup(buf, freeBlock, cleanupArg{a, blk})
 	}
 	return buf
 }
@@ -77,9 +101,12 @@ func (b *Backend) emptyOf(shape []int, dt backend.DType) *Tensor {
 // collector finds it unreachable. The caller guarantees that no other view
 // of the buffer is used afterwards (device work already queued on the
 // backend's stream may still read it: the stream orders it before any
-// later use of the memory).
+// later use of the memory). A buffer that an open device graph uses
+// (one made before the graph's recording and read or written by the
+// recorded work) is left to the garbage collector, which returns it once
+// the graph is closed, because the graph uses it at every launch.
 func (b *Backend) Release(t *Tensor) {
-	if t == nil || t.buf == nil || t.buf.blk.size == 0 {
+	if t == nil || t.buf == nil || t.buf.blk.size == 0 || t.buf.pins.Load() > 0 {
 		return
 	}
 	t.buf.cleanup.Stop()
@@ -104,10 +131,14 @@ func collectGarbage() {
 	runtime.Gosched()
 }
 
-// cuMemory draws pages from cuMemAlloc on one context.
+// cuMemory draws pages from cuMemAlloc on one context. While gate says
+// that the stream is capturing a graph, where cuStreamSynchronize and
+// cuMemFree are illegal, synchronize does nothing and free waits for the
+// end of the capture; free synchronizes the stream itself.
 type cuMemory struct {
 	ctx    cu.Context
 	stream cu.Stream
+	gate   *captureGate
 }
 
 func (m *cuMemory) lock() func() {
@@ -129,13 +160,18 @@ func (m *cuMemory) alloc(n uint64) (uint64, error) {
 }
 
 func (m *cuMemory) free(p uint64) {
-	defer m.lock()()
-	_ = cu.MemFree(p)
+	m.gate.whenIdle(func() {
+		defer m.lock()()
+		_ = cu.StreamSynchronize(m.stream)
+		_ = cu.MemFree(p)
+	})
 }
 
 func (m *cuMemory) synchronize() {
-	defer m.lock()()
-	_ = cu.StreamSynchronize(m.stream)
+	m.gate.ifIdle(func() {
+		defer m.lock()()
+		_ = cu.StreamSynchronize(m.stream)
+	})
 }
 
 func (m *cuMemory) info() (free, total uint64) {

@@ -15,12 +15,14 @@ import (
 // FromData copies host data to a new contiguous tensor (Bool as one byte
 // per element, F16/BF16 as their bits, as TensorData holds them). Data
 // prepared by Staging is copied asynchronously from pinned memory; other
-// data is consumed before FromData returns. It panics with an error
-// wrapping backend.ErrOutOfMemory when the device is full.
+// data is consumed before FromData returns. While the backend records a
+// graph the bytes are copied to page-locked memory that the graph owns,
+// from which every launch uploads them. It panics with an error wrapping
+// backend.ErrOutOfMemory when the device is full.
 func (b *Backend) FromData(data *backend.TensorData) backend.Tensor {
 	t := b.Empty(data.Shape, data.DType)
 	n := uint64(len(data.Bytes))
-	if n == 0 {
+	if n == 0 || b.uploadRecorded(t, data.Bytes) {
 		return t
 	}
 	defer b.enter()()
@@ -32,7 +34,8 @@ func (b *Backend) FromData(data *backend.TensorData) backend.Tensor {
 // ToData copies t to the host as contiguous row-major TensorData, waiting
 // for the work that produces it. It returns an error wrapping
 // backend.ErrExecution when that work failed (or the device is unusable
-// after an earlier fault) instead of panicking.
+// after an earlier fault) instead of panicking, and one wrapping
+// ErrRecording while the backend records a graph.
 func (b *Backend) ToData(x backend.Tensor) (data *backend.TensorData, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -44,6 +47,9 @@ func (b *Backend) ToData(x backend.Tensor) (data *backend.TensorData, err error)
 		}
 	}()
 	if err := b.failed(); err != nil {
+		return nil, err
+	}
+	if err := b.notRecording("ToData"); err != nil {
 		return nil, err
 	}
 	t := b.Contiguous(x.(*Tensor))
@@ -190,15 +196,18 @@ func (b *Backend) Staging(data ...*backend.TensorData) {
 	}
 }
 
-// freeStaged frees a pinned buffer once the stream is past its copies.
+// freeStaged frees a pinned buffer once the stream is past its copies
+// (after the capture, while the backend records a graph).
 func (b *Backend) freeStaged(p uintptr) {
 	b.staged.mu.Lock()
 	delete(b.staged.m, p)
 	b.staged.mu.Unlock()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if cu.CtxSetCurrent(b.ctx) == nil {
-		_ = cu.StreamSynchronize(b.stream)
-		_ = cu.MemFreeHost(*(*unsafe.Pointer)(unsafe.Pointer(&p)))
-	}
+	b.gate.whenIdle(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if cu.CtxSetCurrent(b.ctx) == nil {
+			_ = cu.StreamSynchronize(b.stream)
+			_ = cu.MemFreeHost(*(*unsafe.Pointer)(unsafe.Pointer(&p)))
+		}
+	})
 }

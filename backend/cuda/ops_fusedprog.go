@@ -57,7 +57,8 @@ func (b *Backend) FusesNode(n *ir.FusedNode, in backend.DType) bool {
 // rejects, operands not of p's dtypes and shapes or not CUDA tensors,
 // more than 8 axes left after merging the general inputs' axes, or a
 // parameter block over 4 KiB. A failed compilation or launch panics as
-// Exec does.
+// Exec does. While the backend records a graph, ExecFused keeps its inputs
+// for the graph and a panic makes EndGraph fail, as Exec's.
 func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]backend.Tensor, bool) {
 	if len(inputs) != len(p.Inputs) {
 		return nil, false
@@ -73,6 +74,12 @@ func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]back
 			return nil, false
 		}
 		ts[i] = t
+	}
+	if r := b.rec.Load(); r != nil {
+		for _, t := range ts {
+			r.pin(t)
+		}
+		defer r.recordPanic("fused program")
 	}
 	lay, ok := fusedLayoutOf(p.Shape, ts)
 	if !ok {

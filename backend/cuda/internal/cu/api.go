@@ -283,3 +283,112 @@ func EventElapsed(start, end Event) (float32, error) {
 
 // EventDestroy destroys e.
 func EventDestroy(e Event) error { return check("cuEventDestroy_v2", call(pEventDestroy, uintptr(e))) }
+
+// Graph and GraphExec are CUDA graph handles: a recorded graph (CUgraph)
+// and its executable instance (CUgraphExec).
+type (
+	Graph     uintptr
+	GraphExec uintptr
+)
+
+// Stream capture modes (CUstreamCaptureMode). In CaptureModeRelaxed the
+// capture does not restrict other API calls (cuMemAlloc, module loading)
+// on any thread, and it may be ended from another OS thread than the one
+// that began it.
+const (
+	CaptureModeGlobal      = 0
+	CaptureModeThreadLocal = 1
+	CaptureModeRelaxed     = 2
+)
+
+// CaptureStatus is a stream's capture status (CUstreamCaptureStatus).
+type CaptureStatus int32
+
+// The capture statuses: not capturing, capturing, and capturing after an
+// illegal call invalidated the capture (cuStreamEndCapture then fails).
+const (
+	CaptureNone        CaptureStatus = 0
+	CaptureActive      CaptureStatus = 1
+	CaptureInvalidated CaptureStatus = 2
+)
+
+// GraphsAvailable returns nil when Load succeeded and resolved the graph
+// entry points (cuStreamBeginCapture_v2, cuStreamEndCapture,
+// cuStreamIsCapturing, cuGraphInstantiateWithFlags, cuGraphLaunch,
+// cuGraphExecDestroy, cuGraphDestroy), else an error naming what is
+// missing. The other functions of this file fail with that error.
+func GraphsAvailable() error {
+	if err := Load(); err != nil {
+		return err
+	}
+	return graphErr
+}
+
+// StreamBeginCapture starts capturing the work queued on s into a graph
+// (cuStreamBeginCapture_v2) in the given mode (CaptureModeRelaxed, ...).
+func StreamBeginCapture(s Stream, mode int) error {
+	if err := GraphsAvailable(); err != nil {
+		return err
+	}
+	return check("cuStreamBeginCapture_v2", call(pStreamBeginCapture, uintptr(s), uintptr(mode)))
+}
+
+// StreamEndCapture ends the capture on s and returns the captured graph.
+// When the capture was invalidated it fails
+// (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) and returns no graph; the stream
+// is not capturing afterwards in either case.
+func StreamEndCapture(s Stream) (Graph, error) {
+	if err := GraphsAvailable(); err != nil {
+		return 0, err
+	}
+	var g Graph
+	err := check("cuStreamEndCapture", call(pStreamEndCapture, uintptr(s), uintptr(unsafe.Pointer(&g))))
+	return g, err
+}
+
+// StreamIsCapturing returns s's capture status.
+func StreamIsCapturing(s Stream) (CaptureStatus, error) {
+	if err := GraphsAvailable(); err != nil {
+		return CaptureNone, err
+	}
+	var st CaptureStatus
+	err := check("cuStreamIsCapturing", call(pStreamIsCapturing, uintptr(s), uintptr(unsafe.Pointer(&st))))
+	return st, err
+}
+
+// GraphInstantiate makes an executable graph of g
+// (cuGraphInstantiateWithFlags). The executable is independent of g: g may
+// be destroyed afterwards.
+func GraphInstantiate(g Graph, flags uint64) (GraphExec, error) {
+	if err := GraphsAvailable(); err != nil {
+		return 0, err
+	}
+	var e GraphExec
+	err := check("cuGraphInstantiateWithFlags", call(pGraphInstantiate, uintptr(unsafe.Pointer(&e)), uintptr(g), uintptr(flags)))
+	return e, err
+}
+
+// GraphLaunch queues one run of e on stream s.
+func GraphLaunch(e GraphExec, s Stream) error {
+	if err := GraphsAvailable(); err != nil {
+		return err
+	}
+	return check("cuGraphLaunch", call(pGraphLaunch, uintptr(e), uintptr(s)))
+}
+
+// GraphExecDestroy destroys e; runs of e already queued complete first
+// (the driver frees e when they are done).
+func GraphExecDestroy(e GraphExec) error {
+	if err := GraphsAvailable(); err != nil {
+		return err
+	}
+	return check("cuGraphExecDestroy", call(pGraphExecDestroy, uintptr(e)))
+}
+
+// GraphDestroy destroys g.
+func GraphDestroy(g Graph) error {
+	if err := GraphsAvailable(); err != nil {
+		return err
+	}
+	return check("cuGraphDestroy", call(pGraphDestroy, uintptr(g)))
+}

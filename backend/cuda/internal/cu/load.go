@@ -3,6 +3,7 @@ package cu
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/ebitengine/purego"
@@ -31,6 +32,14 @@ var (
 	pModuleLoadData, pModuleGetFunction, pModuleUnload, pLaunchKernel           uintptr
 	pFuncSetAttribute                                                           uintptr
 	pEventCreate, pEventRecord, pEventSynchronize, pEventElapsed, pEventDestroy uintptr
+)
+
+// Graph entry points, resolved by Load when the driver has all of them
+// (graphErr says which are missing otherwise).
+var (
+	pStreamBeginCapture, pStreamEndCapture, pStreamIsCapturing        uintptr
+	pGraphInstantiate, pGraphLaunch, pGraphExecDestroy, pGraphDestroy uintptr
+	graphErr                                                          error
 )
 
 // Load opens libcuda.so.1 and calls cuInit(0). It is safe to call many
@@ -74,10 +83,37 @@ func load() error {
 	if err := dl.Resolve(h, Library, syms); err != nil {
 		return err
 	}
+	graphErr = resolveOptional(h, []dl.Sym{
+		{P: &pStreamBeginCapture, Name: "cuStreamBeginCapture_v2"}, {P: &pStreamEndCapture, Name: "cuStreamEndCapture"},
+		{P: &pStreamIsCapturing, Name: "cuStreamIsCapturing"}, {P: &pGraphInstantiate, Name: "cuGraphInstantiateWithFlags"},
+		{P: &pGraphLaunch, Name: "cuGraphLaunch"}, {P: &pGraphExecDestroy, Name: "cuGraphExecDestroy"},
+		{P: &pGraphDestroy, Name: "cuGraphDestroy"},
+	})
 	if err := check("cuInit", call(pInit, 0)); err != nil {
 		return err
 	}
 	return nil
+}
+
+// resolveOptional resolves syms as a group: all of them, or none (every
+// address left 0) and an error listing the missing names.
+func resolveOptional(h uintptr, syms []dl.Sym) error {
+	var missing []string
+	for _, s := range syms {
+		p, err := purego.Dlsym(h, s.Name)
+		if err != nil || p == 0 {
+			missing = append(missing, s.Name)
+			continue
+		}
+		*s.P = p
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	for _, s := range syms {
+		*s.P = 0
+	}
+	return fmt.Errorf("%s: graph entry points missing (driver too old for CUDA graphs): %s", Library, strings.Join(missing, ", "))
 }
 
 // ErrNotLoaded is returned by functions called before a successful Load.

@@ -51,8 +51,11 @@
 //
 // Capture() records operations instead of running them
 // (Device.CaptureScope returns a CapturedGraph that replays on any device
-// and round-trips through a file); RemoteWebSocket and RemoteQUIC run
-// them on an Ember server (ember serve).
+// and round-trips through a file); CapturedGraph.Compile prepares a graph
+// for many runs on one device with some outputs carried into the next
+// run's inputs — a compiled training step, replayed on CUDA as one CUDA
+// graph launch per run (see backend.GraphRecorder). RemoteWebSocket and
+// RemoteQUIC run them on an Ember server (ember serve).
 //
 // # Semantics
 //

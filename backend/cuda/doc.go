@@ -61,4 +61,15 @@
 // GOMAXPROCS workers, the F32 kernels a training step of the MNIST models
 // uses (EMBER_CUDA_WARMUP=0 turns that off); CompileStats and CompileWait
 // report the compile work and the time ops spent waiting for it.
+//
+// CUDA graphs (backend.GraphRecorder): BeginGraph puts the stream into
+// relaxed stream capture, so that every kernel, copy and cuBLAS call is
+// recorded instead of run, and EndGraph instantiates the graph, which
+// DeviceGraph.Launch replays with one cuGraphLaunch. Memory allocated while
+// recording comes from an allocator owned by the graph, never handed to
+// work outside it, so the addresses the graph uses stay valid until Close;
+// waits and frees that a capture forbids are held back until it ends,
+// Sync and ToData return ErrRecording meanwhile, and data uploaded while
+// recording is staged in pinned memory the graph owns. Random ops draw
+// the same numbers at every launch (their Philox offsets are recorded).
 package cuda

@@ -21,9 +21,11 @@ func syntheticBatch(n int) data.Batch {
 }
 
 // BenchmarkTrainStep times one training step (batch 64, Adam) of each
-// model on cpu and, where present, cuda:0: eager, compiled (a CUDA graph
-// launch on cuda), compiled without reading the loss back each step, and
-// the batch upload alone.
+// model on cpu and, where present, cuda:0: eager; capturing and compiling
+// the step with its first two runs (the plan, then the recording of the
+// device graph on cuda); a compiled step after those (a CUDA graph launch
+// on cuda); a compiled step without reading the loss back; and the batch
+// upload alone.
 func BenchmarkTrainStep(bb *testing.B) {
 	devs := []ember.Device{ember.CPU()}
 	if gpu := ember.CUDA(0); gpu.Init() == nil {
@@ -43,10 +45,23 @@ func BenchmarkTrainStep(bb *testing.B) {
 					step(model, opt, b, adev)
 				}
 			})
+			bb.Run(prefix+"/capture-compile-first-two-runs", func(bb *testing.B) {
+				for bb.Loop() {
+					cs, err := newCompiledStep(model, opt, adev, 64)
+					if err != nil {
+						bb.Fatal(err)
+					}
+					cs.run(b) // the plan
+					cs.run(b) // recorded and launched (a device graph)
+					cs.close()
+				}
+			})
 			cs, err := newCompiledStep(model, opt, adev, 64)
 			if err != nil {
 				bb.Fatal(err)
 			}
+			cs.run(b)
+			cs.run(b)
 			bb.Run(prefix+"/compiled", func(bb *testing.B) {
 				for bb.Loop() {
 					cs.run(b)

@@ -123,10 +123,10 @@ var trainingKernels = sync.OnceValue(func() []KernelSource {
 	add(srcElem(binaryCall(f32, backend.OpSub), true, 4, 4, 4))
 
 	// The CNN: im2col for the convolutions and their weight gradients,
-	// col2im for the input gradient; the max-pool's decomposition and its
-	// gradient compare (ne, eq, broadcast eq), combine Bool masks (and,
-	// or), cast them to F32, take a cumulative sum and select with a
-	// broadcast where.
+	// col2im for the input gradient, the max-pool kernels; and the
+	// max-pool's decomposition (other dtypes) and its gradient's compare
+	// (ne, eq, broadcast eq), combine Bool masks (and, or), cast them to
+	// F32, take a cumulative sum and select with a broadcast where.
 	add(srcIm2col(u32))
 	add(srcElem(binaryCall(f32, backend.OpNe), true, 1, 4, 4))
 	add(srcElem(binaryCall(backend.Bool, backend.OpAnd), false, 1, 1, 1))
@@ -137,6 +137,8 @@ var trainingKernels = sync.OnceValue(func() []KernelSource {
 	add(srcCumsum(f32))
 	add(srcElem(whereCall(u32), false, 4, 1, 4, 4))
 	add(srcCol2im(f32))
+	add(srcMaxPool(f32))
+	add(srcMaxPoolGrad(f32))
 	return ks
 })
 

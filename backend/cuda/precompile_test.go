@@ -191,6 +191,9 @@ func TestTrainingKernelsMatchOps(t *testing.T) {
 		req{"max-pool cumsum", cumsumName, scanSource(f32, cumsumName)},
 		req{"Adam", "ember_adam_f32", adamSource},
 	)
+	poolName, poolSrc := srcMaxPool(f32)
+	poolGradName, poolGradSrc := srcMaxPoolGrad(f32)
+	reqs = append(reqs, req{"max-pool", poolName, poolSrc}, req{"max-pool gradient", poolGradName, poolGradSrc})
 	have := listed(t)
 	for _, r := range reqs {
 		src, ok := have[r.name]

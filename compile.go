@@ -316,9 +316,11 @@ func (c *CompiledGraph) Runs() int {
 //
 // The outputs of a Run that replayed a device graph are the graph's own
 // buffers: the next Run overwrites them (Clone one to keep its value), and
-// the output of a carried pair is the buffer its input is read from. On a
-// device graph Run queues the copies of its inputs and the launch and
-// returns without waiting; reading an output waits.
+// the output of a carried pair is the buffer its input is read from. Ops
+// already called on an output are not affected: Run dispatches the work
+// the device defers before it launches the graph again. On a device graph
+// Run queues the copies of its inputs and the launch and returns without
+// waiting; reading an output waits.
 //
 // Errors: an *Error for a wrong number of inputs, a nil input that is not
 // carried (or carried before the first Run), or an input of another
@@ -524,6 +526,12 @@ func (c *CompiledGraph) record(ins []*Tensor) (outputs []*Tensor, err error) {
 // graph's buffers into them and launches the device graph.
 func (c *CompiledGraph) launch(inputs []*Tensor) ([]*Tensor, error) {
 	dev := c.dev
+	// Work the device still defers (the fusion decorator's queue) may read
+	// the last run's outputs, which this launch overwrites: dispatch it
+	// first, so that the stream orders it before the graph.
+	if err := recoverError(dev.Flush); err != nil {
+		return nil, fmt.Errorf("ember: compiled_run on %v: %w", dev, err)
+	}
 	for i, x := range inputs {
 		if x == nil || x.t == c.inStatic[i].t {
 			continue

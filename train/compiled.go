@@ -133,8 +133,10 @@ func float64Tensor(v []float64, dev ember.Device) *ember.Tensor {
 // fits reports whether batch b has the captured size.
 func (cs *compiledStep) fits(b data.Batch) bool { return b.Size == cs.batch }
 
-// run replays the step on batch b and returns its mean loss.
-func (cs *compiledStep) run(b data.Batch) float64 {
+// run replays the step on batch b and returns its mean loss, a scalar
+// tensor of its own (the graph's output buffer is overwritten by the next
+// run; reading the copy later lets the device run ahead).
+func (cs *compiledStep) run(b data.Batch) *ember.Tensor {
 	ins := make([]*ember.Tensor, len(cs.cells)+cs.ns+3)
 	if cs.fresh {
 		for i, p := range cs.cells {
@@ -153,7 +155,7 @@ func (cs *compiledStep) run(b data.Batch) float64 {
 		panic(err)
 	}
 	cs.fresh, cs.synced = false, false
-	return outs[0].Item()
+	return outs[0].MulScalar(1) // x·1 = x exactly, NaN and −0 included
 }
 
 // sync puts the carried values into the model and the optimizer (copies:

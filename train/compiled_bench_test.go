@@ -64,7 +64,7 @@ func BenchmarkTrainStep(bb *testing.B) {
 			cs.run(b)
 			bb.Run(prefix+"/compiled", func(bb *testing.B) {
 				for bb.Loop() {
-					cs.run(b)
+					cs.run(b).Item()
 				}
 			})
 			bb.Run(prefix+"/compiled-no-loss-read", func(bb *testing.B) {

@@ -187,14 +187,9 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 	defer it.Close()
 	var lossSum float64
 	examples, steps := 0, 0
-	for it.Next() {
-		b := it.Batch()
-		loss, err := r.step(model, opt, b, adev)
-		if err != nil {
-			return EpochStats{}, err
-		}
-		lossSum += loss * float64(b.Size)
-		examples += b.Size
+	account := func(loss float64, size int) {
+		lossSum += loss * float64(size)
+		examples += size
 		steps++
 		r.res.StepLosses = append(r.res.StepLosses, loss)
 		if r.cfg.OnStep != nil {
@@ -202,6 +197,32 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 		}
 		bar.step(loss)
 	}
+	// Compiled steps' losses are read back in groups, so that the device
+	// runs ahead of the host instead of waiting for each read.
+	var pending []pendingLoss
+	flush := func() {
+		for _, p := range pending {
+			account(p.t.Item(), p.size)
+		}
+		pending = pending[:0]
+	}
+	for it.Next() {
+		b := it.Batch()
+		loss, lt, err := r.step(model, opt, b, adev)
+		if err != nil {
+			return EpochStats{}, err
+		}
+		if lt != nil {
+			pending = append(pending, pendingLoss{lt, b.Size})
+			if len(pending) >= lossReadGroup {
+				flush()
+			}
+			continue
+		}
+		flush()
+		account(loss, b.Size)
+	}
+	flush()
 	bar.finish()
 	if r.compiled != nil {
 		r.compiled.sync()
@@ -225,26 +246,38 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 // step runs one optimizer step on batch b and returns the batch's mean
 // loss. With Config.Compile the first step runs eagerly, the training
 // step is then captured and compiled for batches of that size, and every
-// later batch of that size replays it; a batch of another size (the last,
+// later batch of that size replays it, returning its loss as a tensor
+// (compiledLoss) to be read later; a batch of another size (the last,
 // partial one) runs eagerly from the carried values.
-func (r *runner) step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) (float64, error) {
+func (r *runner) step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) (loss float64, compiledLoss *ember.Tensor, err error) {
 	if !r.cfg.Compile {
-		return step(model, opt, b, adev), nil
+		return step(model, opt, b, adev), nil, nil
 	}
 	if r.compiled == nil && len(r.res.StepLosses) > 0 && b.Size == r.cfg.Batch {
 		cs, err := newCompiledStep(model, opt, adev, b.Size)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		r.compiled = cs
 	}
 	if r.compiled != nil && r.compiled.fits(b) {
-		return r.compiled.run(b), nil
+		return 0, r.compiled.run(b), nil
 	}
 	if r.compiled != nil {
 		r.compiled.sync()
 	}
-	return step(model, opt, b, adev), nil
+	return step(model, opt, b, adev), nil, nil
+}
+
+// lossReadGroup is the number of compiled steps whose losses are read
+// back together.
+const lossReadGroup = 16
+
+// pendingLoss is the loss of a compiled step, not read back yet, and the
+// size of its batch.
+type pendingLoss struct {
+	t    *ember.Tensor
+	size int
 }
 
 // step runs one optimizer step on batch b and returns the batch's mean

@@ -24,8 +24,8 @@ func TestCompiledTrainingMatchesEager(t *testing.T) {
 	}
 	for _, dev := range devs {
 		for _, r := range runs {
-			if testing.Short() && r.model == "cnn" {
-				continue
+			if r.model == "cnn" && (testing.Short() || raceEnabled || dev.Type() == ember.TypeFlex) {
+				continue // the CNN's pure-Go kernels are slow on flex and under the race detector
 			}
 			train := func(compile bool) *Result {
 				all := newSynthetic(100 + 60)

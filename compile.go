@@ -1,7 +1,6 @@
 package ember
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -35,9 +34,11 @@ type CompileOptions struct {
 type CompiledGraphMode int
 
 const (
-	// CompiledPlan runs the graph's ops through the device's stack (its
-	// fusion included) from a plan made once: no decoding, validation or
-	// map lookups per op.
+	// CompiledPlan runs the graph's ops one by one through the device's
+	// stack (its fusion included), as CapturedGraph.Run does, from a plan
+	// made once: the graph validated, its tensors given slots and their
+	// releases placed, its values moved onto the device. Each op is still
+	// decoded and inferred per run.
 	CompiledPlan CompiledGraphMode = iota + 1
 	// CompiledDeviceGraph replays a device graph (a CUDA graph) recorded
 	// from the plan: one launch per run over buffers that stay put.
@@ -57,8 +58,11 @@ func (m CompiledGraphMode) String() string {
 
 // CompiledGraph is a CapturedGraph prepared for many runs on one device
 // with inputs of the shapes it was captured with (CapturedGraph.Compile):
-// a compiled training step. It is safe for use by one goroutine at a time
-// (Run serializes callers).
+// a compiled training step. Run serializes concurrent callers, but on a
+// device graph every run writes the same output buffers, so callers on
+// several goroutines see each other's results: use one goroutine. While
+// the second Run records the device graph, no other goroutine may use the
+// device (its work would be recorded too).
 type CompiledGraph struct {
 	mu   sync.Mutex
 	g    *CapturedGraph
@@ -73,7 +77,8 @@ type CompiledGraph struct {
 	// values, then the ops' results).
 	numSlots int
 	slotOf   map[TensorID]int32
-	values   []*Tensor // the graph's values on dev, in slot order after the inputs
+	producer map[TensorID]*ir.Record // the op making each result
+	values   []*Tensor               // the graph's values on dev, in slot order after the inputs
 	steps    []planStep
 	outSlots []int32
 	// hostChecks marks a plan with ops that read operands on the host
@@ -97,6 +102,7 @@ type CompiledGraph struct {
 	inStatic []*Tensor // per input
 	outStat  []*Tensor // per output (carried outputs: their input's)
 	noGraph  bool      // the device cannot record
+	graphErr error     // why, when recording failed
 	closed   bool
 }
 
@@ -121,10 +127,16 @@ type planStep struct {
 // Run executes the plan through dev's stack, fusion included. Either way
 // the results equal CapturedGraph.Run's on dev.
 //
-// Errors: dev's *DeviceError when it cannot run; an error wrapping
-// ErrInvalidGraph when g does not validate; an *Error naming the carry
-// when a GraphCarry is out of range, repeats an input or output, or links
-// tensors of different shapes or dtypes.
+// When the recording fails (the driver lacks graph support, or an op or
+// call refuses the capture), that run and every later one execute the
+// plan instead, and DeviceGraphError says why. Compile copies g: later
+// changes to it do not reach the compiled graph.
+//
+// Errors: dev's *DeviceError when it cannot run, or one wrapping
+// ErrInvalidDevice for a capture device; an error wrapping ErrInvalidGraph
+// when g does not validate; an *Error naming the carry when a GraphCarry
+// is out of range, repeats an input or output, or links tensors of
+// different shapes or dtypes.
 func (g *CapturedGraph) Compile(dev Device, opt CompileOptions) (*CompiledGraph, error) {
 	if g == nil {
 		return nil, &Error{Op: "compile", Msg: "nil *CapturedGraph"}
@@ -132,6 +144,11 @@ func (g *CapturedGraph) Compile(dev Device, opt CompileOptions) (*CompiledGraph,
 	if err := dev.Init(); err != nil {
 		return nil, err
 	}
+	if dev.isCapture() {
+		return nil, &DeviceError{Device: dev.Inner().String(), Op: "compile", Err: fmt.Errorf(
+			"%w: a capture device records ops and runs none; compile the graph for the device it should run on", ErrInvalidDevice)}
+	}
+	g = g.clone() // later edits of the caller's graph do not reach the compiled one
 	ig := g.Graph()
 	if err := ig.Validate(); err != nil {
 		return nil, fmt.Errorf("ember: compile on %v: %w", dev, err)
@@ -179,6 +196,28 @@ func (c *CompiledGraph) checkCarry() error {
 		c.outOf[k.Output] = k.Input
 	}
 	return nil
+}
+
+// clone returns a copy of g that shares nothing mutable with it but the
+// values' data (which Compile only reads).
+func (g *CapturedGraph) clone() *CapturedGraph {
+	out := &CapturedGraph{Outputs: slices.Clone(g.Outputs), Values: maps.Clone(g.Values)}
+	out.Inputs = make([]ir.GraphInput, len(g.Inputs))
+	for i, in := range g.Inputs {
+		in.Shape = slices.Clone(in.Shape)
+		out.Inputs[i] = in
+	}
+	out.Operations = make([]ir.Record, len(g.Operations))
+	for i, r := range g.Operations {
+		r.Shape, r.Ints = slices.Clone(r.Shape), slices.Clone(r.Ints)
+		r.Inputs, r.Outputs = slices.Clone(r.Inputs), slices.Clone(r.Outputs)
+		if r.Attrs != nil {
+			a := *r.Attrs
+			r.Attrs = &a
+		}
+		out.Operations[i] = r
+	}
+	return out
 }
 
 // tensorInfo returns the shape and dtype of tensor id of a validated graph.
@@ -232,8 +271,14 @@ func (c *CompiledGraph) plan() error {
 	ic, ok := backend.As[backend.IndexChecker](dev.backend())
 	checksOnDevice := ok && ic.ChecksIndicesOnDevice()
 	c.steps = make([]planStep, len(g.Operations))
+	c.producer = make(map[TensorID]*ir.Record, len(g.Operations))
 	for i := range g.Operations {
 		r := &g.Operations[i]
+		for _, id := range r.Outputs {
+			if id != 0 {
+				c.producer[id] = r
+			}
+		}
 		s := planStep{rec: r, in: make([]int32, len(r.Inputs)), out: make([]int32, len(r.Outputs))}
 		for k, id := range r.Inputs {
 			s.in[k] = -1
@@ -280,6 +325,22 @@ func (c *CompiledGraph) plan() error {
 	return nil
 }
 
+// aliasesInput reports whether tensor id of the graph may share memory
+// with one of its inputs: the input itself, or a chain of views (and
+// casts, which may return their operand) starting at one.
+func (c *CompiledGraph) aliasesInput(id TensorID) bool {
+	for {
+		if s, ok := c.slotOf[id]; ok && int(s) < len(c.g.Inputs) {
+			return true
+		}
+		r := c.producer[id]
+		if r == nil || len(r.Inputs) == 0 || !(ir.SpecOf(r.Kind).View || r.Kind == ir.KindCast) {
+			return false
+		}
+		id = r.Inputs[0]
+	}
+}
+
 // isInputOrValue reports whether id is one of the graph's inputs or
 // values (their slots are filled once per run and never released by it).
 func (c *CompiledGraph) isInputOrValue(id TensorID) bool {
@@ -287,12 +348,21 @@ func (c *CompiledGraph) isInputOrValue(id TensorID) bool {
 	return ok && int(s) < len(c.g.Inputs)+len(c.values)
 }
 
-// Device returns the device the graph runs on.
-func (c *CompiledGraph) Device() Device { return c.dev }
+// Device returns the device the graph runs on (the zero Device for a nil
+// graph).
+func (c *CompiledGraph) Device() Device {
+	if c == nil {
+		return Device{}
+	}
+	return c.dev
+}
 
 // Mode says how the last Run ran: CompiledDeviceGraph once a device graph
-// was recorded, else CompiledPlan.
+// was recorded, else CompiledPlan (also for a nil graph).
 func (c *CompiledGraph) Mode() CompiledGraphMode {
+	if c == nil {
+		return CompiledPlan
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dg != nil {
@@ -301,8 +371,24 @@ func (c *CompiledGraph) Mode() CompiledGraphMode {
 	return CompiledPlan
 }
 
-// Runs is the number of completed Runs.
+// DeviceGraphError returns why a device that records device graphs runs
+// this graph as a plan instead: the error of recording it (the device
+// lacks graph support, or an op or driver call refused the capture), nil
+// when it was recorded, not tried yet, or never to be tried (see Compile).
+func (c *CompiledGraph) DeviceGraphError() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.graphErr
+}
+
+// Runs is the number of completed Runs (0 for a nil graph).
 func (c *CompiledGraph) Runs() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.runs
@@ -315,18 +401,22 @@ func (c *CompiledGraph) Runs() int {
 // of the previous Run; a non-nil one replaces the carried value.
 //
 // The outputs of a Run that replayed a device graph are the graph's own
-// buffers: the next Run overwrites them (Clone one to keep its value), and
-// the output of a carried pair is the buffer its input is read from. Ops
-// already called on an output are not affected: Run dispatches the work
-// the device defers before it launches the graph again. On a device graph
-// Run queues the copies of its inputs and the launch and returns without
-// waiting; reading an output waits.
+// buffers: the next Run overwrites them (read one, or copy it with an op
+// such as MulScalar(1), to keep its value), and the output of a carried
+// pair is the buffer its input is read from. Ops already called on an
+// output are not affected: Run dispatches the work the device defers
+// before it launches the graph again. On a device graph Run queues the
+// copies of its inputs and the launch and returns without waiting;
+// reading an output waits.
 //
 // Errors: an *Error for a wrong number of inputs, a nil input that is not
 // carried (or carried before the first Run), or an input of another
 // device, shape or dtype; after Close an *Error; and the errors of
-// CapturedGraph.Run for an op that fails. After an error the carried
-// values are those of the last successful Run.
+// CapturedGraph.Run for an op that fails. In plan mode the carried values
+// after an error are those of the last successful Run; on a device graph a
+// failed input copy or launch leaves them unspecified (pass new values to
+// start again), and errors the device detects while it runs (CUDA's
+// index checks) surface at the next read or Sync, not from Run.
 func (c *CompiledGraph) Run(inputs ...*Tensor) (outputs []*Tensor, err error) {
 	if c == nil {
 		return nil, &Error{Op: "compiled_run", Msg: "nil *CompiledGraph"}
@@ -345,8 +435,10 @@ func (c *CompiledGraph) Run(inputs ...*Tensor) (outputs []*Tensor, err error) {
 		outputs, err = c.launch(inputs)
 	case c.rec != nil && !c.noGraph && c.runs >= 1:
 		outputs, err = c.record(ins)
-		if err != nil && errors.Is(err, backend.ErrGraphsUnsupported) {
-			c.noGraph = true
+		if err != nil {
+			// The device cannot record this graph (no graph support, or
+			// an op or call a capture rejects): run the plan from now on.
+			c.noGraph, c.graphErr = true, err
 			outputs, err = c.runPlan(ins)
 		}
 	default:
@@ -389,10 +481,10 @@ func (c *CompiledGraph) resolveInputs(inputs []*Tensor) ([]*Tensor, error) {
 			if _, carried := c.carryOf[i]; carried {
 				msg = "a carried input needs a value in the first run"
 			}
-			return nil, &Error{Op: "compiled_run", Operands: []string{name}, Msg: msg}
+			return nil, &Error{Op: "compiled_run", Operands: []string{name, dev.String()}, Msg: msg}
 		}
 		if x.t == nil {
-			return nil, nilError("compiled_run", []string{name}, []*Tensor{x}, 0)
+			return nil, &Error{Op: "compiled_run", Operands: []string{name, dev.String()}, Msg: "the input is a zero Tensor"}
 		}
 		switch {
 		case !x.dev.Equal(dev):
@@ -472,6 +564,11 @@ func (c *CompiledGraph) runPlan(ins []*Tensor) ([]*Tensor, error) {
 // output into its input's), and launches it.
 func (c *CompiledGraph) record(ins []*Tensor) (outputs []*Tensor, err error) {
 	dev, g, rec := c.dev, c.g, c.rec
+	// stage holds, for a carried output that may share memory with an
+	// input (a view of it, or the input itself), a buffer it goes through,
+	// so that no output reads an input buffer a carried copy already
+	// overwrote.
+	var stage []*Tensor
 	if err := recoverError(func() {
 		c.inStatic = make([]*Tensor, len(ins))
 		for i, x := range ins {
@@ -481,12 +578,16 @@ func (c *CompiledGraph) record(ins []*Tensor) (outputs []*Tensor, err error) {
 			}
 		}
 		c.outStat = make([]*Tensor, len(g.Outputs))
+		stage = make([]*Tensor, len(g.Outputs))
 		for j, id := range g.Outputs {
+			shape, dt := g.tensorInfo(id)
 			if in, carried := c.outOf[j]; carried {
 				c.outStat[j] = c.inStatic[in]
+				if c.aliasesInput(id) {
+					stage[j] = wrap(dev, rec.NewStatic(shape, dt))
+				}
 				continue
 			}
-			shape, dt := g.tensorInfo(id)
 			c.outStat[j] = wrap(dev, rec.NewStatic(shape, dt))
 		}
 	}); err != nil {
@@ -500,9 +601,29 @@ func (c *CompiledGraph) record(ins []*Tensor) (outputs []*Tensor, err error) {
 	outs, err := c.runPlan(c.inStatic)
 	if err == nil {
 		err = recoverError(func() {
-			for j, o := range outs {
-				if e := rec.CopyInto(c.outStat[j].t, o.on(dev)); e != nil {
+			cp := func(dst *Tensor, src *Tensor) {
+				if e := rec.CopyInto(dst.t, src.on(dev)); e != nil {
 					panic(e)
+				}
+			}
+			// Every read of the inputs first: the outputs that are not
+			// carried, and the staged carried ones; then the writes into
+			// the inputs.
+			for j, o := range outs {
+				if _, carried := c.outOf[j]; !carried {
+					cp(c.outStat[j], o)
+				} else if stage[j] != nil {
+					cp(stage[j], o)
+				}
+			}
+			for j, o := range outs {
+				if _, carried := c.outOf[j]; carried && stage[j] == nil {
+					cp(c.outStat[j], o)
+				}
+			}
+			for j := range outs {
+				if stage[j] != nil {
+					cp(c.outStat[j], stage[j])
 				}
 			}
 		})
@@ -551,12 +672,15 @@ func (c *CompiledGraph) launch(inputs []*Tensor) ([]*Tensor, error) {
 }
 
 // State returns the current value of carried input i (nil for an input
-// that is not carried or before the first Run). On a device graph it is
-// the graph's buffer, which the next Run overwrites.
+// that is not carried, before the first Run and after Close). On a device
+// graph it is the graph's buffer, which the next Run overwrites.
 func (c *CompiledGraph) State(i int) *Tensor {
+	if c == nil {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, carried := c.carryOf[i]; !carried || c.runs == 0 {
+	if _, carried := c.carryOf[i]; !carried || c.runs == 0 || c.closed {
 		return nil
 	}
 	if c.dg != nil {
@@ -566,8 +690,8 @@ func (c *CompiledGraph) State(i int) *Tensor {
 }
 
 // Close releases the device graph and its memory; the tensors its Runs
-// returned must not be read afterwards (Clone what you keep first). Run
-// fails after Close; Close is idempotent.
+// returned must not be read afterwards (copy what you keep first). Run
+// fails after Close, State returns nil; Close is idempotent.
 func (c *CompiledGraph) Close() error {
 	if c == nil {
 		return nil

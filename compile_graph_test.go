@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -25,6 +26,8 @@ type graphRecorderBackend struct {
 	mu        sync.Mutex
 	recording *recordedGraph
 	launches  int
+	// refuse makes BeginGraph fail (a capture the device rejects).
+	refuse bool
 }
 
 // staticTensor is a NewStatic buffer.
@@ -162,6 +165,9 @@ func (b *graphRecorderBackend) BeginGraph() error {
 	defer b.mu.Unlock()
 	if b.recording != nil {
 		return fmt.Errorf("%v: already recording", b.id)
+	}
+	if b.refuse {
+		return fmt.Errorf("%v: the capture was refused", b.id)
 	}
 	b.recording = &recordedGraph{b: b}
 	return nil
@@ -357,3 +363,184 @@ func TestCompiledDeviceGraph(t *testing.T) {
 // ChecksIndicesOnDevice lets gathers be recorded, as on CUDA (a bad index
 // would panic in Launch here).
 func (b *graphRecorderBackend) ChecksIndicesOnDevice() bool { return true }
+
+// captureFunc records f over fresh f32 inputs of the given shapes on a
+// capture device.
+func captureFunc(t *testing.T, shapes [][]int, f func(xs []*ember.Tensor) []*ember.Tensor) *ember.CapturedGraph {
+	t.Helper()
+	dev := ember.Capture()
+	var xs []*ember.Tensor
+	var ids []ember.TensorID
+	for _, sh := range shapes {
+		n := 1
+		for _, d := range sh {
+			n *= d
+		}
+		x := ember.FromFloats(make([]float32, n), sh, ember.CPU()).ToDevice(dev)
+		xs = append(xs, x)
+		ids = append(ids, x.ID())
+	}
+	g, err := dev.CaptureScope(func(sc *ember.CaptureScope) ember.CompletedCaptureScope {
+		var oids []ember.TensorID
+		for _, o := range f(xs) {
+			oids = append(oids, o.ID())
+		}
+		return sc.Complete(ids, oids)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// runsOf runs c n times, the first with first as its inputs and later
+// ones with nil (carried) inputs, and returns every run's outputs' values.
+func runsOf(t *testing.T, c *ember.CompiledGraph, n int, first []*ember.Tensor) [][][]float64 {
+	t.Helper()
+	var out [][][]float64
+	for i := range n {
+		in := make([]*ember.Tensor, len(first))
+		if i == 0 {
+			copy(in, first)
+		}
+		outs, err := c.Run(in...)
+		if err != nil {
+			t.Fatalf("%v run %d: %v", c.Device(), i, err)
+		}
+		var vs [][]float64
+		for _, o := range outs {
+			vs = append(vs, o.Float64s())
+		}
+		out = append(out, vs)
+	}
+	return out
+}
+
+// Carried outputs that read an input another carry overwrites — a swap of
+// two carried inputs, an input listed as an output after the carry that
+// replaces it, a view of a carried input — give on a device graph the
+// values they have on cpu: every output reads the run's inputs before any
+// carried value is written back.
+func TestCompiledDeviceGraphCarryOrder(t *testing.T) {
+	dev, _ := graphRecorderDevice(t)
+	swap := captureFunc(t, [][]int{{2}, {2}}, func(xs []*ember.Tensor) []*ember.Tensor {
+		return []*ember.Tensor{xs[1].AddScalar(0)}
+	})
+	swap.Outputs = []ember.TensorID{swap.Inputs[1].ID, swap.Inputs[0].ID}
+	swap.Operations = nil
+	ident := captureFunc(t, [][]int{{2}}, func(xs []*ember.Tensor) []*ember.Tensor {
+		return []*ember.Tensor{xs[0].AddScalar(1), xs[0].Reshape(1, 2)}
+	})
+	ident.Outputs = []ember.TensorID{ident.Outputs[0], ident.Inputs[0].ID, ident.Outputs[1]}
+	delay := captureFunc(t, [][]int{{2}, {2, 1}}, func(xs []*ember.Tensor) []*ember.Tensor {
+		return []*ember.Tensor{xs[0].AddScalar(1), xs[0].Reshape(2, 1)}
+	})
+	cases := []struct {
+		name  string
+		g     *ember.CapturedGraph
+		carry []ember.GraphCarry
+		first func(d ember.Device) []*ember.Tensor
+	}{
+		{"swap", swap, []ember.GraphCarry{{Output: 0, Input: 0}, {Output: 1, Input: 1}}, func(d ember.Device) []*ember.Tensor {
+			return []*ember.Tensor{ember.FromFloats([]float32{1, 1}, []int{2}, d), ember.FromFloats([]float32{2, 2}, []int{2}, d)}
+		}},
+		{"identity after carry", ident, []ember.GraphCarry{{Output: 0, Input: 0}}, func(d ember.Device) []*ember.Tensor {
+			return []*ember.Tensor{ember.FromFloats([]float32{10, 20}, []int{2}, d)}
+		}},
+		{"delay line (a view carried)", delay, []ember.GraphCarry{{Output: 0, Input: 0}, {Output: 1, Input: 1}}, func(d ember.Device) []*ember.Tensor {
+			return []*ember.Tensor{ember.FromFloats([]float32{5, 6}, []int{2}, d), ember.FromFloats([]float32{0, 0}, []int{2, 1}, d)}
+		}},
+	}
+	for _, k := range cases {
+		want := func() [][][]float64 {
+			c, err := k.g.Compile(ember.CPU(), ember.CompileOptions{Carry: k.carry})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			return runsOf(t, c, 5, k.first(ember.CPU()))
+		}()
+		c, err := k.g.Compile(dev, ember.CompileOptions{Carry: k.carry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := runsOf(t, c, 5, k.first(dev))
+		if c.Mode() != ember.CompiledDeviceGraph {
+			t.Fatalf("%s: mode %v", k.name, c.Mode())
+		}
+		for r := range want {
+			for j := range want[r] {
+				if bitsEqual(got[r][j], want[r][j]) >= 0 {
+					t.Fatalf("%s: run %d output %d: device graph %v, cpu %v", k.name, r, j, got[r][j], want[r][j])
+				}
+			}
+		}
+		c.Close()
+	}
+}
+
+// A device that refuses the capture runs the plan from then on, with the
+// plan's results, and DeviceGraphError says why; State is nil after Close;
+// a compiled graph does not see later edits of the graph it came from; a
+// capture device is refused; the accessors take a nil graph.
+func TestCompiledGraphFallbackAndLifecycle(t *testing.T) {
+	dev, gb := graphRecorderDevice(t)
+	g := captureFunc(t, [][]int{{2}, {2}}, func(xs []*ember.Tensor) []*ember.Tensor {
+		return []*ember.Tensor{xs[0].MulScalar(0.5).Add(xs[1])}
+	})
+	carry := []ember.GraphCarry{{Output: 0, Input: 0}}
+	gb.mu.Lock()
+	gb.refuse = true
+	gb.mu.Unlock()
+	defer func() {
+		gb.mu.Lock()
+		gb.refuse = false
+		gb.mu.Unlock()
+	}()
+	c, err := g.Compile(dev, ember.CompileOptions{Carry: carry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Inputs[0].Shape = []int{3} // must not reach c
+	x := ember.FromFloats([]float32{1, 2}, []int{2}, dev)
+	first := []*ember.Tensor{ember.FromFloats([]float32{8, 0}, []int{2}, dev), x}
+	var got [][]float64
+	for i := range 4 {
+		in := []*ember.Tensor{nil, x}
+		if i == 0 {
+			in = first
+		}
+		outs, err := c.Run(in...)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		got = append(got, outs[0].Float64s())
+	}
+	want := [][]float64{{5, 2}, {3.5, 3}, {2.75, 3.5}, {2.375, 3.75}}
+	for i := range want {
+		if bitsEqual(got[i], want[i]) >= 0 {
+			t.Fatalf("run %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	if c.Mode() != ember.CompiledPlan || c.DeviceGraphError() == nil || !strings.Contains(c.DeviceGraphError().Error(), "refused") {
+		t.Errorf("mode %v, DeviceGraphError %v; want plan and the refusal", c.Mode(), c.DeviceGraphError())
+	}
+	if c.State(0) == nil {
+		t.Error("State(0) is nil before Close")
+	}
+	c.Close()
+	if c.State(0) != nil {
+		t.Error("State(0) after Close is not nil")
+	}
+	var nilc *ember.CompiledGraph
+	if nilc.State(0) != nil || nilc.Runs() != 0 || nilc.Mode() != ember.CompiledPlan || nilc.DeviceGraphError() != nil || !nilc.Device().IsZero() || nilc.Close() != nil {
+		t.Error("the accessors of a nil *CompiledGraph")
+	}
+	if _, err := nilc.Run(); err == nil {
+		t.Error("Run of a nil graph succeeded")
+	}
+	g.Inputs[0].Shape = []int{2}
+	if _, err := g.Compile(ember.Capture(), ember.CompileOptions{}); !errors.Is(err, ember.ErrInvalidDevice) {
+		t.Errorf("Compile for a capture device: %v, want ErrInvalidDevice", err)
+	}
+}

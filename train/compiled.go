@@ -71,6 +71,9 @@ func newCompiledStep(model nn.Module, opt optim.Optimizer, adev ember.Device, ba
 	}()
 
 	cdev := ember.Capture().Autodiff()
+	if adev.GradientCheckpointingStrategy() == ember.Balanced {
+		cdev = cdev.GradientCheckpointing()
+	}
 	var ins []ember.TensorID
 	err = ember.Try(func() {
 		for i, p := range cs.cells {

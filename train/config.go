@@ -78,11 +78,13 @@ type Config struct {
 	// identical gradients, some recomputation.
 	Checkpointing bool
 	// Compile captures the training step (forward, loss, backward and
-	// optimizer update) after the first step and replays it for every
-	// batch of the configured size (ember.CapturedGraph.Compile): on CUDA
-	// each step is one CUDA graph launch over buffers that stay put, on
-	// other devices the fused plan without per-op decoding. The results
-	// equal eager training's. It needs the adam, adamw or sgd optimizer.
+	// optimizer update, with Checkpointing's recomputation when set)
+	// after the first step and replays it for every batch of the
+	// configured size (ember.CapturedGraph.Compile): on CUDA each step is
+	// one CUDA graph launch over buffers that stay put, on other devices
+	// the captured ops run one by one through the device's stack (no
+	// faster than eager there). The results equal eager training's bit
+	// for bit. It needs the adam, adamw or sgd optimizer.
 	Compile bool
 	// Load, when non-empty, is a parameter file written by nn.Save (for
 	// example by an earlier run with Save) loaded into the model before

@@ -289,6 +289,15 @@ func selectTap[T float32 | float64](x view4[T], xb int, m T, ho, wo int, g *pool
 
 // maxPoolBwd writes the gradient planes into out ([N·C, H, W]).
 func maxPoolBwd[T float32 | float64](out []T, x, y, gr view4[T], g *poolGeom) {
+	if g.kh*g.kw > 1 && g.sH == g.kh && g.sW == g.kw && g.pH == 0 && g.pW == 0 && g.dH == 1 && g.dW == 1 {
+		maxPoolBwdTiled(out, x, y, gr, g)
+		return
+	}
+	maxPoolBwdGeneral(out, x, y, gr, g)
+}
+
+// maxPoolBwdGeneral is maxPoolBwd for any geometry.
+func maxPoolBwdGeneral[T float32 | float64](out []T, x, y, gr view4[T], g *poolGeom) {
 	neg := T(math.Inf(-1))
 	negZero := T(math.Copysign(0, -1))
 	nOut := g.ho * g.wo
@@ -350,6 +359,51 @@ func maxPoolBwd[T float32 | float64](out []T, x, y, gr view4[T], g *poolGeom) {
 							}
 							row[n*g.sW] += v
 						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// maxPoolBwdTiled is maxPoolBwd for windows that tile the input without
+// overlap, padding or dilation (stride = kernel, the common 2×2 pooling),
+// with more than one tap: each input element is reached by one tap of one
+// window at most, so it is +0 plus that window's g when the tap is the
+// window's selected one and +0 otherwise (+0 + −0 = +0, as the
+// composition's sum of full-size terms gives), and +0 where no window
+// reaches.
+func maxPoolBwdTiled[T float32 | float64](out []T, x, y, gr view4[T], g *poolGeom) {
+	kh, kw, w := g.kh, g.kw, g.w
+	xd, xh, xw := x.data, x.st[2], x.st[3]
+	yd, yh, yw := y.data, y.st[2], y.st[3]
+	gd, gh, gw := gr.data, gr.st[2], gr.st[3]
+	workers.ParallelGrain(g.n*g.c, poolGrain(g.h*g.w), func(lo, hi int) {
+		for p := lo; p < hi; p++ {
+			xb, yb, gb := x.plane(p, g.c), y.plane(p, g.c), gr.plane(p, g.c)
+			dst := out[p*g.h*w : (p+1)*g.h*w]
+			clear(dst)
+			for ho := range g.ho {
+				for wo := range g.wo {
+					// The selected tap: the first in kernel order equal to
+					// the window's maximum, or NaN when the maximum is NaN
+					// (selectTap's rule, without padding to test).
+					m := yd[yb+ho*yh+wo*yw]
+					nan := m != m
+					base := xb + ho*kh*xh + wo*kw*xw
+					r, c := -1, 0
+				taps:
+					for i := range kh {
+						row := base + i*xh
+						for j := range kw {
+							if v := xd[row+j*xw]; v == m || (nan && v != v) {
+								r, c = ho*kh+i, wo*kw+j
+								break taps
+							}
+						}
+					}
+					if r >= 0 {
+						dst[r*w+c] += gd[gb+ho*gh+wo*gw]
 					}
 				}
 			}

@@ -195,3 +195,83 @@ func BenchmarkMaxPool2d(b *testing.B) {
 		}
 	})
 }
+
+// The tiled gradient (windows that tile the input) equals the general one
+// bit for bit, and BenchmarkMaxPoolBwd compares their speed on the MNIST
+// CNN's first pooling.
+func TestMaxPoolBwdTiledMatchesGeneral(t *testing.T) {
+	for _, s := range [][4]int{{2, 3, 8, 10}, {3, 2, 9, 7}, {1, 4, 24, 24}} {
+		for _, k := range [][2]int{{2, 2}, {3, 2}, {1, 3}} {
+			o := backend.PoolOptions{Kernel: k, Stride: k, Dilation: [2]int{1, 1}}
+			x, y, gr, g, n := maxPoolBwdCase(s, o, uint64(s[2]*10+k[0]))
+			got, want := make([]float32, n), make([]float32, n)
+			maxPoolBwdTiled(got, x, y, gr, g)
+			maxPoolBwdGeneral(want, x, y, gr, g)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("%v kernel %v: element %d: tiled %v, general %v", s, k, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// maxPoolBwdCase makes x (with ties, NaNs, −∞ and −0), its pooling y and
+// a gradient with −0s for shape s under o.
+func maxPoolBwdCase(s [4]int, o backend.PoolOptions, seed uint64) (x, y, gr view4[float32], g *poolGeom, n int) {
+	n = numel(s[:])
+	v := randVals(n, seed)
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(math.Round(v[i] * 1.5))
+		switch i % 37 {
+		case 3:
+			xs[i] = float32(math.NaN())
+		case 5:
+			xs[i] = float32(math.Inf(-1))
+		case 7:
+			xs[i] = float32(math.Copysign(0, -1))
+		}
+	}
+	out := backend.PoolOutputSize(s[2], s[3], o)
+	g = newPoolGeom(s[:], out, o)
+	ys := make([]float32, s[0]*s[1]*out[0]*out[1])
+	ref := refMaxPool(func() []float64 {
+		f := make([]float64, n)
+		for i, x := range xs {
+			f[i] = float64(x)
+		}
+		return f
+	}(), s, o)
+	for i, r := range ref {
+		ys[i] = float32(r)
+	}
+	gs := make([]float32, len(ys))
+	for i, r := range randVals(len(ys), seed+1) {
+		gs[i] = float32(r)
+		if i%11 == 0 {
+			gs[i] = float32(math.Copysign(0, -1))
+		}
+	}
+	st := func(h, w int) [4]int { return [4]int{s[1] * h * w, h * w, w, 1} }
+	x = view4[float32]{xs, 0, st(s[2], s[3])}
+	y = view4[float32]{ys, 0, st(out[0], out[1])}
+	gr = view4[float32]{gs, 0, st(out[0], out[1])}
+	return x, y, gr, g, n
+}
+
+func BenchmarkMaxPoolBwd(bb *testing.B) {
+	o := backend.PoolOptions{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}, Dilation: [2]int{1, 1}}
+	x, y, gr, g, n := maxPoolBwdCase([4]int{64, 32, 24, 24}, o, 9)
+	out := make([]float32, n)
+	bb.Run("tiled", func(bb *testing.B) {
+		for bb.Loop() {
+			maxPoolBwdTiled(out, x, y, gr, g)
+		}
+	})
+	bb.Run("general", func(bb *testing.B) {
+		for bb.Loop() {
+			maxPoolBwdGeneral(out, x, y, gr, g)
+		}
+	})
+}

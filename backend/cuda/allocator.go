@@ -335,11 +335,20 @@ func (a *allocator) close() {
 	a.releaseUnusedLocked()
 }
 
-// adopt adds c's numbers to usage's until c is closed and holds no page.
+// adopt adds c's numbers to usage's until c is closed and holds no page
+// (such children are dropped here and by usage, so the list stays as long
+// as the graphs alive).
 func (a *allocator) adopt(c *allocator) {
 	a.childMu.Lock()
 	defer a.childMu.Unlock()
-	a.children = append(a.children, c)
+	kept := a.children[:0]
+	for _, old := range a.children {
+		if _, gone := old.ownUsage(); !gone {
+			kept = append(kept, old)
+		}
+	}
+	clear(a.children[len(kept):])
+	a.children = append(kept, c)
 }
 
 // releaseUnusedLocked frees every page that holds no allocation (none of

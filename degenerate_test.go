@@ -70,8 +70,9 @@ func argsFor(mt reflect.Type, good *Tensor, dev Device) []reflect.Value {
 var optionalTensorArgs = map[string]int{"Conv2d": 2, "ConvTranspose2d": 2, "Conv1d": 2, "Conv3d": 2,
 	"ConvTranspose1d": 2, "ConvTranspose3d": 2, "Conv2dPadded": 2}
 
-// nilSafeMethods answer for a nil receiver without misuse (IsTracked: false).
-var nilSafeMethods = map[string]bool{"IsTracked": true}
+// nilSafeMethods answer for a nil receiver without misuse (IsTracked:
+// false; String and Format print "<nil>", as fmt does for nil pointers).
+var nilSafeMethods = map[string]bool{"IsTracked": true, "String": true, "Format": true}
 
 // TestNilTensorIsAnErrorEverywhere calls every exported method of *Tensor
 // with a nil (and a zero) receiver, and with each of its *Tensor

@@ -80,29 +80,6 @@ func FromPrimitive(t backend.Tensor, dev Device) *Tensor {
 	return wrap(dev, t)
 }
 
-// String prints the values, dtype, shape and device, e.g.
-// "Tensor(tensor([1, 2], dtype=f32, shape=[2]) on cpu)". A tensor of more
-// than ir.SummaryThreshold elements prints summarized, as PyTorch does:
-// each long axis shows its first and last entries around "..." (see
-// ir.SummaryEdge). Only the elements shown are read from the device, so a
-// broadcast view or an empty tensor of any size prints without
-// materializing it.
-func (x *Tensor) String() string {
-	shape := x.shape()
-	e := ir.SummaryEdge(shape)
-	var d *TensorData
-	var err error
-	if backend.NumElements(shape) == 0 || e < 0 {
-		d = &TensorData{Shape: append([]int{}, shape...), DType: x.DType()} // no element is shown
-	} else {
-		d, err = x.summaryData(e)
-	}
-	if err != nil {
-		return fmt.Sprintf("Tensor(%v %v on %v: %v)", shape, x.DType(), x.dev, err)
-	}
-	return fmt.Sprintf("Tensor(%s on %v)", ir.FormatSummary(d, shape, e), x.dev)
-}
-
 // summaryData reads the elements a print with edge e (ir.SummaryEdge)
 // shows: all of x for e == 0, else along each axis longer than 2e its
 // first and last e entries, narrowed and joined on the device without

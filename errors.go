@@ -98,9 +98,17 @@ type DeviceError struct {
 	Err error
 }
 
-// Error formats as "ember: DEVICE: OP: cause".
+// Error formats as "ember: DEVICE: OP: cause", the cause without a
+// leading "ember: " or "DEVICE: " of its own (a backend's error that
+// already names the device reads "ember: cuda:0: init: backend
+// unavailable: ...", not "... init: cuda:0: backend unavailable").
 func (e *DeviceError) Error() string {
-	return fmt.Sprintf("ember: %s: %s: %v", e.Device, e.Op, e.Err)
+	msg := fmt.Sprint(e.Err)
+	msg = strings.TrimPrefix(msg, "ember: ")
+	if e.Device != "" {
+		msg = strings.TrimPrefix(msg, e.Device+": ")
+	}
+	return fmt.Sprintf("ember: %s: %s: %s", e.Device, e.Op, msg)
 }
 
 // Unwrap returns the cause.

@@ -2,6 +2,7 @@ package ember
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -96,5 +97,29 @@ func TestIntegerDivScalarByZero(t *testing.T) {
 	}
 	if got := x.DivScalar(2).Int64s(); got[0] != 2 || got[1] != 2 {
 		t.Fatalf("DivScalar(2) = %v, want [2 2]", got)
+	}
+}
+
+// A DeviceError whose cause already starts with "ember: " or with the
+// device's name does not repeat them.
+func TestDeviceErrorDoesNotRepeatPrefixes(t *testing.T) {
+	cases := []struct {
+		e    *DeviceError
+		want string
+	}{
+		{&DeviceError{Device: "cuda:0", Op: "init", Err: fmt.Errorf("cuda:0: %w: libcuda.so.1 not found", ErrBackendUnavailable)},
+			"ember: cuda:0: init: backend unavailable: libcuda.so.1 not found"},
+		{&DeviceError{Device: "cpu", Op: "configure", Err: fmt.Errorf("ember: cpu: %w", ErrAlreadyInitialized)},
+			"ember: cpu: configure: " + ErrAlreadyInitialized.Error()},
+		{&DeviceError{Device: "cuda:1", Op: "init", Err: errors.New("cuda:10: other device")},
+			"ember: cuda:1: init: cuda:10: other device"},
+	}
+	for _, c := range cases {
+		if got := c.e.Error(); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+		if !errors.Is(c.e, c.e.Err) {
+			t.Error("the cause is not wrapped")
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -15,8 +16,13 @@ import (
 
 // BenchConfig is the configuration of `ember bench`.
 type BenchConfig struct {
-	// Device is a parseable device name, or "" for the cpu device.
+	// Device is a parseable device name, or "" for the cpu device. It
+	// comes from --device, else the EMBER_DEVICE environment variable,
+	// else cpu.
 	Device string
+	// DeviceFromEnv reports that Device came from EMBER_DEVICE (errors
+	// about the device then name the variable).
+	DeviceFromEnv bool `json:"-"`
 	// JSON prints one JSON object per measurement.
 	JSON bool
 	// Families selects the benchmark families to run (benchFamilies' names);
@@ -99,6 +105,9 @@ Positional arguments select families; none runs all.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if env := os.Getenv("EMBER_DEVICE"); !cmd.Flags().Changed("device") && env != "" {
+				cfg.Device, cfg.DeviceFromEnv = env, true
+			}
 			cfg.Families = args
 			cfg.Context = cmd.Context()
 			cfg.Out = cmd.OutOrStdout()
@@ -106,7 +115,7 @@ Positional arguments select families; none runs all.`,
 			return runBench(cfg)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.Device, "device", "cpu", "device to measure")
+	cmd.Flags().StringVar(&cfg.Device, "device", "cpu", "device to measure (default $EMBER_DEVICE, else cpu)")
 	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print one JSON object per measurement")
 	return cmd
 }

@@ -48,10 +48,13 @@ func newBencher(cfg BenchConfig) (*bencher, error) {
 		name = "cpu"
 	}
 	dev, err := ember.ParseDevice(name)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = dev.Init()
 	}
-	if err := dev.Init(); err != nil {
+	if err != nil {
+		if cfg.DeviceFromEnv {
+			return nil, envDeviceError(name, err)
+		}
 		return nil, err
 	}
 	ctx := cfg.Context

@@ -33,3 +33,21 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// deviceEnvError is an error about the device EMBER_DEVICE named: it says
+// so, and reads "EMBER_DEVICE=cuda:0: cuda:0: init: ..." without a second
+// "ember: " inside.
+type deviceEnvError struct {
+	name string
+	err  error
+}
+
+// envDeviceError wraps err, about the device name that came from
+// EMBER_DEVICE.
+func envDeviceError(name string, err error) error { return &deviceEnvError{name, err} }
+
+func (e *deviceEnvError) Error() string {
+	return "EMBER_DEVICE=" + e.name + ": " + strings.TrimPrefix(e.err.Error(), "ember: ")
+}
+
+func (e *deviceEnvError) Unwrap() error { return e.err }

@@ -241,3 +241,30 @@ func TestHelpListsCommands(t *testing.T) {
 		t.Fatal("unknown command accepted")
 	}
 }
+
+// A device named by EMBER_DEVICE that cannot run is reported with the
+// variable, by train and by bench (which honours the variable), and
+// device errors carry one "ember: " and one device name.
+func TestDeviceErrorsNameEmberDevice(t *testing.T) {
+	t.Setenv("EMBER_DEVICE", "bogus:3")
+	for _, args := range [][]string{{"train", "--limit", "10"}, {"bench", "add"}} {
+		_, _, err := execute(t, args...)
+		if err == nil || !strings.HasPrefix(err.Error(), "EMBER_DEVICE=bogus:3: ") || strings.Count(err.Error(), "ember: ") > 0 {
+			t.Errorf("%v: %v; want an error starting with EMBER_DEVICE=bogus:3 and no inner \"ember: \"", args, err)
+		}
+	}
+	// --device wins over the variable and is not attributed to it.
+	_, _, err := execute(t, "bench", "--device", "bogus:4", "add")
+	if err == nil || strings.Contains(err.Error(), "EMBER_DEVICE") {
+		t.Errorf("--device bogus:4: %v", err)
+	}
+	// bench takes its device from the variable when --device is absent.
+	var got []BenchConfig
+	old := runBench
+	runBench = func(cfg BenchConfig) error { got = append(got, cfg); return nil }
+	defer func() { runBench = old }()
+	t.Setenv("EMBER_DEVICE", "flex")
+	if _, _, err := execute(t, "bench", "add"); err != nil || len(got) != 1 || got[0].Device != "flex" || !got[0].DeviceFromEnv {
+		t.Errorf("bench with EMBER_DEVICE=flex: %v, %+v", err, got)
+	}
+}

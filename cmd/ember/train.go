@@ -20,10 +20,19 @@ import (
 // after the current step; --save and --plot are still written.
 var runTrain = func(cfg TrainConfig) error {
 	var dev ember.Device
+	fromEnv := func(err error) error {
+		if cfg.DeviceFromEnv && err != nil {
+			return envDeviceError(cfg.Device, err)
+		}
+		return err
+	}
 	if cfg.Device != "" {
 		d, err := ember.ParseDevice(cfg.Device)
 		if err != nil {
-			return err
+			return fromEnv(err)
+		}
+		if err := d.Init(); err != nil {
+			return fromEnv(err)
 		}
 		dev = d
 	}

@@ -34,6 +34,9 @@ type TrainConfig struct {
 	// for the best available device. It comes from --device, else the
 	// EMBER_DEVICE environment variable.
 	Device string `json:"device"`
+	// DeviceFromEnv reports that Device came from EMBER_DEVICE (errors
+	// about the device then name the variable).
+	DeviceFromEnv bool `json:"-"`
 	// Seed seeds parameter initialization and data shuffling.
 	Seed uint64 `json:"seed"`
 	// Checkpointing enables activation checkpointing (recompute in
@@ -100,6 +103,7 @@ still written if --save / --plot were given.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("device") {
 				cfg.Device = os.Getenv("EMBER_DEVICE")
+				cfg.DeviceFromEnv = cfg.Device != ""
 			}
 			if !cmd.Flags().Changed("lr") {
 				// 0 for an unknown optimizer, which validate reports first.

@@ -158,22 +158,31 @@ func (g *CapturedGraph) checkInputs(dev Device, inputs []*Tensor) error {
 
 // replayOp runs record r (op i of a validated graph) on dev with its
 // inputs from env, returning its outputs or the error of the op.
-func replayOp(dev Device, i int, r *ir.Record, env map[TensorID]*Tensor) (outs ir.Outputs, err error) {
+func replayOp(dev Device, i int, r *ir.Record, env map[TensorID]*Tensor) (ir.Outputs, error) {
 	xs := make([]*Tensor, len(r.Inputs))
 	for k, id := range r.Inputs {
 		if id != 0 {
 			xs[k] = env[id]
 		}
 	}
-	op, derr := r.Decode(func(id TensorID) (ir.Tensor, bool) {
+	return runRecord(dev, "graph_run", i, r, xs, func(id TensorID) (ir.Tensor, bool) {
 		x, ok := env[id]
 		if !ok {
 			return nil, false
 		}
 		return x.on(dev), true
 	})
+}
+
+// runRecord runs record r (op i of a validated graph) on dev, its input
+// tensors xs (nil for an absent one) and lookup giving them to Decode,
+// through the same path as a user's call (with checkReplayData's checks),
+// and returns its outputs or the op's error, prefixed with what ran it
+// ("graph_run", "compiled_run").
+func runRecord(dev Device, what string, i int, r *ir.Record, xs []*Tensor, lookup func(TensorID) (ir.Tensor, bool)) (outs ir.Outputs, err error) {
+	op, derr := r.Decode(lookup)
 	if derr != nil {
-		return outs, fmt.Errorf("ember: graph_run on %v: op %d (%s): %w: %w", dev, i, r.Kind, ErrInvalidGraph, derr)
+		return outs, fmt.Errorf("ember: %s on %v: op %d (%s): %w: %w", what, dev, i, r.Kind, ErrInvalidGraph, derr)
 	}
 	op.Shape = slices.Clone(op.Shape)
 	op.Ints = slices.Clone(op.Ints)
@@ -182,7 +191,7 @@ func replayOp(dev Device, i int, r *ir.Record, env map[TensorID]*Tensor) (outs i
 		outs = dev.runAll(op, xs...)
 	})
 	if err != nil {
-		return outs, fmt.Errorf("ember: graph_run on %v: op %d (%s): %w", dev, i, op.Name(), err)
+		return outs, fmt.Errorf("ember: %s on %v: op %d (%s): %w", what, dev, i, op.Name(), err)
 	}
 	return outs, nil
 }

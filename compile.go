@@ -155,6 +155,14 @@ func (g *CapturedGraph) Compile(dev Device, opt CompileOptions) (*CompiledGraph,
 	}
 	c := &CompiledGraph{g: g, dev: dev, opts: opt, carryOf: map[int]int{}, outOf: map[int]int{},
 		state: make([]*Tensor, len(g.Inputs))}
+	c.producer = make(map[TensorID]*ir.Record, len(g.Operations))
+	for i := range g.Operations {
+		for _, id := range g.Operations[i].Outputs {
+			if id != 0 {
+				c.producer[id] = &g.Operations[i]
+			}
+		}
+	}
 	if err := c.checkCarry(); err != nil {
 		return nil, err
 	}
@@ -187,7 +195,7 @@ func (c *CompiledGraph) checkCarry() error {
 		if _, dup := c.outOf[k.Output]; dup {
 			return bad("output %d is carried twice", k.Output)
 		}
-		shape, dt := g.tensorInfo(g.Outputs[k.Output])
+		shape, dt := c.tensorInfo(g.Outputs[k.Output])
 		in := g.Inputs[k.Input]
 		if dt != in.DType || !slices.Equal(shape, in.Shape) {
 			return bad("the output is %v %v, the input %v %v", shape, dt, in.Shape, in.DType)
@@ -220,8 +228,11 @@ func (g *CapturedGraph) clone() *CapturedGraph {
 	return out
 }
 
-// tensorInfo returns the shape and dtype of tensor id of a validated graph.
-func (g *CapturedGraph) tensorInfo(id TensorID) ([]int, DType) {
+// tensorInfo returns the shape and dtype of tensor id of a validated graph
+// (an input, a value or an op's result; every output of a multi-output
+// kind has output 0's). It needs c.producer (see plan) for results.
+func (c *CompiledGraph) tensorInfo(id TensorID) ([]int, DType) {
+	g := c.g
 	for _, in := range g.Inputs {
 		if in.ID == id {
 			return in.Shape, in.DType
@@ -230,11 +241,8 @@ func (g *CapturedGraph) tensorInfo(id TensorID) ([]int, DType) {
 	if v, ok := g.Values[id]; ok {
 		return v.Shape, v.DType
 	}
-	for i := range g.Operations {
-		r := &g.Operations[i]
-		if slices.Contains(r.Outputs, id) {
-			return r.Shape, r.DType
-		}
+	if r := c.producer[id]; r != nil {
+		return r.Shape, r.DType
 	}
 	return nil, 0
 }
@@ -271,14 +279,8 @@ func (c *CompiledGraph) plan() error {
 	ic, ok := backend.As[backend.IndexChecker](dev.backend())
 	checksOnDevice := ok && ic.ChecksIndicesOnDevice()
 	c.steps = make([]planStep, len(g.Operations))
-	c.producer = make(map[TensorID]*ir.Record, len(g.Operations))
 	for i := range g.Operations {
 		r := &g.Operations[i]
-		for _, id := range r.Outputs {
-			if id != 0 {
-				c.producer[id] = r
-			}
-		}
 		s := planStep{rec: r, in: make([]int32, len(r.Inputs)), out: make([]int32, len(r.Outputs))}
 		for k, id := range r.Inputs {
 			s.in[k] = -1
@@ -523,25 +525,16 @@ func (c *CompiledGraph) runPlan(ins []*Tensor) ([]*Tensor, error) {
 				xs = append(xs, slots[k])
 			}
 		}
-		op, derr := s.rec.Decode(lookup)
-		if derr != nil {
-			return nil, fmt.Errorf("ember: compiled_run on %v: op %d (%s): %w: %w", dev, i, s.rec.Kind, ErrInvalidGraph, derr)
-		}
-		op.Shape = slices.Clone(op.Shape)
-		op.Ints = slices.Clone(op.Ints)
-		var outs ir.Outputs
-		if err := recoverError(func() {
-			checkReplayData(dev, &op, xs)
-			outs = dev.runAll(op, xs...)
-		}); err != nil {
-			return nil, fmt.Errorf("ember: compiled_run on %v: op %d (%s): %w", dev, i, op.Name(), err)
+		outs, err := runRecord(dev, "compiled_run", i, s.rec, xs, lookup)
+		if err != nil {
+			return nil, err
 		}
 		for k, o := range s.out {
 			if o < 0 {
 				continue
 			}
 			if outs[k] == nil {
-				return nil, fmt.Errorf("ember: compiled_run on %v: op %d (%s): %w: output %d was not produced", dev, i, op.Name(), ErrInvalidGraph, k)
+				return nil, fmt.Errorf("ember: compiled_run on %v: op %d (%s): %w: output %d was not produced", dev, i, (&ir.Op{Kind: s.rec.Kind, Sub: s.rec.Sub}).Name(), ErrInvalidGraph, k)
 			}
 			slots[o] = wrap(dev, outs[k])
 			if c.keep[o] && c.keeper != nil {
@@ -580,7 +573,7 @@ func (c *CompiledGraph) record(ins []*Tensor) (outputs []*Tensor, err error) {
 		c.outStat = make([]*Tensor, len(g.Outputs))
 		stage = make([]*Tensor, len(g.Outputs))
 		for j, id := range g.Outputs {
-			shape, dt := g.tensorInfo(id)
+			shape, dt := c.tensorInfo(id)
 			if in, carried := c.outOf[j]; carried {
 				c.outStat[j] = c.inStatic[in]
 				if c.aliasesInput(id) {

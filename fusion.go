@@ -85,6 +85,12 @@ func (c DeviceConfig) WithFusion(on bool) DeviceConfig {
 // fusionOn reports, and fixes, whether the device's stacks fuse.
 func (s *deviceState) fusionOn() bool {
 	s.fusionFixed.Store(true)
+	return s.fusionWanted()
+}
+
+// fusionWanted is the device's setting, FusionDefault resolved by
+// fusionDefault.
+func (s *deviceState) fusionWanted() bool {
 	switch FusionSetting(s.fusion.Load()) {
 	case FusionOn:
 		return true
@@ -130,13 +136,7 @@ func (d Device) Fusion() bool {
 	if _, ok := backend.As[backend.Fuser](b); !ok {
 		return false
 	}
-	switch FusionSetting(s.fusion.Load()) {
-	case FusionOn:
-		return true
-	case FusionOff:
-		return false
-	}
-	return fusionDefault()
+	return s.fusionWanted()
 }
 
 // FusionStats are a device's fusion counters (see fusion.Stats); ok is

@@ -101,8 +101,7 @@ func (x *Tensor) format(prec int, mode rune) string {
 	if e == 0 {
 		elided = nil
 	}
-	p := printer{sb: &sb, shape: d.Shape, elems: elems, full: elided, e: e}
-	p.axis(0, 0, len("tensor("))
+	ir.WriteNested(&sb, d.Shape, func(off int) string { return elems[off] }, elided, e, len("tensor("), printLineWidth)
 	sb.WriteString(tail)
 	return sb.String()
 }
@@ -209,65 +208,4 @@ func floatFormat(vals []float64, prec int, mode rune) func(float64) string {
 		return with('e')
 	}
 	return with('f')
-}
-
-// printer writes the nested brackets of a print.
-type printer struct {
-	sb    *strings.Builder
-	shape []int
-	elems []string
-	full  []int // the tensor's shape when the print is summarized, else nil
-	e     int
-}
-
-// axis writes the sub-tensor at flat offset off whose first axis is
-// p.shape[ax]; indent is the column after its opening bracket.
-func (p *printer) axis(ax, off, indent int) {
-	n := p.shape[ax]
-	stride := backend.NumElements(p.shape[ax+1:])
-	elide := p.full != nil && p.full[ax] > 2*p.e
-	p.sb.WriteByte('[')
-	if ax == len(p.shape)-1 {
-		// The last axis: elements on lines of at most printLineWidth
-		// columns, continued under the first.
-		col := indent + 1
-		first := true
-		put := func(s string) {
-			switch {
-			case first:
-				first = false
-			case col+2+len(s) > printLineWidth:
-				p.sb.WriteString(",\n")
-				p.sb.WriteString(strings.Repeat(" ", indent+1))
-				col = indent + 1
-			default:
-				p.sb.WriteString(", ")
-				col += 2
-			}
-			p.sb.WriteString(s)
-			col += len(s)
-		}
-		for k := 0; k < n; k++ {
-			if elide && k == p.e {
-				put("...")
-				k = n - p.e
-			}
-			put(p.elems[off+k*stride])
-		}
-		p.sb.WriteByte(']')
-		return
-	}
-	sep := "," + strings.Repeat("\n", len(p.shape)-ax-1) + strings.Repeat(" ", indent+1)
-	for k := 0; k < n; k++ {
-		if elide && k == p.e {
-			p.sb.WriteString("...")
-			p.sb.WriteString(sep)
-			k = n - p.e
-		}
-		p.axis(ax+1, off+k*stride, indent+1)
-		if k < n-1 {
-			p.sb.WriteString(sep)
-		}
-	}
-	p.sb.WriteByte(']')
 }

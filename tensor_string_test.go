@@ -255,6 +255,7 @@ func TestStringPyTorchStyle(t *testing.T) {
 		{FromInts([]int{1, 2}, []int{2}, cpu).Cast(I32).String(), "tensor([1, 2], dtype=i32, device=cpu)"},
 		{FromInts([]int{1, 0}, []int{2}, cpu).Cast(Bool).String(), "tensor([ true, false], device=cpu)"},
 		{Zeros([]int{0, 3}, cpu).String(), "tensor([], shape=[0 3], device=cpu)"},
+		{FromFloats([]float32{2.5}, []int{}, cpu).String(), "tensor(2.5000, device=cpu)"},
 		{FromFloats([]float32{1, 2}, []int{2}, cpu.Autodiff()).RequireGrad().String(), "tensor([1., 2.], device=cpu+autodiff, requires_grad=true)"},
 		{fmt.Sprintf("%.2f", f([]float32{0.123456, 2.5}, 2)), "tensor([0.12, 2.50], device=cpu)"},
 		{fmt.Sprintf("%.6v", f([]float32{0.125, 2.5}, 2)), "tensor([0.125000, 2.500000], device=cpu)"},

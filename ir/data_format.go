@@ -148,36 +148,71 @@ func FormatSummary(d *TensorData, full []int, e int) string {
 		if e == 0 {
 			elided = nil
 		}
-		d.writeAxis(&sb, 0, 0, len("tensor("), elided, e)
+		WriteNested(&sb, d.Shape, func(off int) string { return formatElem(d.DType, d.Bytes, off) }, elided, e, len("tensor("), 0)
 	}
 	fmt.Fprintf(&sb, ", dtype=%v, shape=%v)", d.DType, full)
 	return sb.String()
 }
 
+// WriteNested writes the nested brackets of a tensor print of shape, the
+// element at flat offset off of a row-major tensor of that shape being
+// elem(off); indent is the column of the outermost opening bracket (the
+// length of what precedes it on its line). When full is not nil (the
+// print is summarized, shape being SummaryShape(full, e)), each axis
+// longer than 2e in full shows its first and last e entries around "...".
+// With lineWidth > 0 the innermost rows wrap before passing that column,
+// continuing under their first element (PyTorch's linewidth); with 0 they
+// stay on one line.
+func WriteNested(sb *strings.Builder, shape []int, elem func(off int) string, full []int, e, indent, lineWidth int) {
+	writeAxis(sb, shape, elem, 0, 0, indent, full, e, lineWidth)
+}
+
 // writeAxis writes the sub-tensor starting at flat offset off whose first
-// axis is d.Shape[axis]; indent is the column of its opening bracket. When
-// full is not nil, each axis longer than 2e in full shows its first and
-// last e entries of d around "...".
-func (d *TensorData) writeAxis(sb *strings.Builder, axis, off, indent int, full []int, e int) {
-	if axis == len(d.Shape) {
-		sb.WriteString(formatElem(d.DType, d.Bytes, off))
+// axis is shape[axis]; indent is the column of its opening bracket.
+func writeAxis(sb *strings.Builder, shape []int, elem func(int) string, axis, off, indent int, full []int, e, lineWidth int) {
+	if axis == len(shape) { // a rank-0 tensor: its element, unbracketed
+		sb.WriteString(elem(off))
 		return
 	}
-	n := d.Shape[axis]
-	stride := NumElements(d.Shape[axis+1:])
-	sep := ", "
-	if inner := len(d.Shape) - axis - 1; inner > 0 {
-		sep = "," + strings.Repeat("\n", inner) + strings.Repeat(" ", indent+1)
-	}
+	n := shape[axis]
+	stride := NumElements(shape[axis+1:])
 	elide := full != nil && full[axis] > 2*e
 	sb.WriteByte('[')
+	if axis == len(shape)-1 {
+		col, first := indent+1, true
+		put := func(item string) {
+			switch {
+			case first:
+				first = false
+			case lineWidth > 0 && col+2+len(item) > lineWidth:
+				sb.WriteString(",\n")
+				sb.WriteString(strings.Repeat(" ", indent+1))
+				col = indent + 1
+			default:
+				sb.WriteString(", ")
+				col += 2
+			}
+			sb.WriteString(item)
+			col += len(item)
+		}
+		for k := 0; k < n; k++ {
+			if elide && k == e {
+				put("...")
+				k = n - e // the last e entries: of all n, or of the 2e shown
+			}
+			put(elem(off + k*stride))
+		}
+		sb.WriteByte(']')
+		return
+	}
+	sep := "," + strings.Repeat("\n", len(shape)-axis-1) + strings.Repeat(" ", indent+1)
 	for k := 0; k < n; k++ {
 		if elide && k == e {
 			sb.WriteString("...")
 			sb.WriteString(sep)
 			k = n - e // the last e entries: of all n, or of the 2e shown
 		}
-		d.writeAxis(sb, axis+1, off+k*stride, indent+1, full, e)
+		writeAxis(sb, shape, elem, axis+1, off+k*stride, indent+1, full, e, lineWidth)
 		if k < n-1 {
 			sb.WriteString(sep)
 		}

@@ -22,14 +22,23 @@ import (
 //
 //	opt.SetState(state)          // values on the capture device (State's order)
 //	first := opt.NextScalars()   // the numbers of the step being recorded
+//	s := ember.FromData(ir.FromSlice(first, []int{len(first)}), dev) // F64 as is (FromFloats would cast it to the float dtype)
 //	g, err := dev.CaptureScope(func(sc *ember.CaptureScope) ember.CompletedCaptureScope {
 //		grads := loss(model, x, y).Backward()
-//		opt.StepWith(grads, s) // s: a float64 [len(first)] value on the capture device
-//		return sc.Complete(ids(params, state, s, x, y), ids(newParams, opt.State()))
+//		opt.StepWith(grads, s)
+//		// inputs: the parameters' values, state, s, x and y as they were
+//		// before the step (their IDs, listed, make them graph inputs rather
+//		// than values); outputs: each parameter's Value after StepWith
+//		// and opt.State().
+//		return sc.Complete(inputIDs, outputIDs)
 //	})
 //	// batch k: run g with the parameters and state of the previous run,
-//	// the numbers of step k as s (first, then opt.NextScalars()), batch k.
+//	// the numbers of step k as s (first, then opt.NextScalars()), batch k;
+//	// or compile it with CapturedGraph.Compile, carrying each output to
+//	// its input (train's compiled steps do this).
 //
+// (ir is github.com/emberml/ember/ir; ExampleCapturable is a complete
+// program.)
 // The parameters of one Capturable must be at one step count for
 // NextScalars; the state order and the parameter order are those given to
 // the constructor, a cell listed twice counted once.

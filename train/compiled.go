@@ -1,12 +1,11 @@
 package train
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/data"
+	"github.com/emberml/ember/ir"
 	"github.com/emberml/ember/nn"
 	"github.com/emberml/ember/optim"
 )
@@ -124,13 +123,10 @@ func newCompiledStep(model nn.Module, opt optim.Optimizer, adev ember.Device, ba
 	return cs, nil
 }
 
-// float64Tensor makes an F64 tensor [len(v)] of v on dev.
+// float64Tensor makes an F64 tensor [len(v)] of v on dev (FromFloats
+// would cast it to the device's float dtype).
 func float64Tensor(v []float64, dev ember.Device) *ember.Tensor {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-	}
-	return ember.FromData(&ember.TensorData{Shape: []int{len(v)}, DType: ember.F64, Bytes: b}, dev)
+	return ember.FromData(ir.FromSlice(v, []int{len(v)}), dev)
 }
 
 // fits reports whether batch b has the captured size.

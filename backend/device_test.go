@@ -46,15 +46,19 @@ func TestThroughputStatString(t *testing.T) {
 		{Key: ThroughputKey{Mode: ModeMemoryWorkingSet, Access: AccessRandom, Bytes: 64 << 20}, Value: 0.2e9},
 		{Key: ThroughputKey{Mode: ModeMemoryWorkingSet, Access: AccessRandom, Bytes: 1000}, Value: 1e9},
 		{Key: ThroughputKey{Mode: ModeLaunch}, Latency: 850 * time.Nanosecond},
+		{Key: ThroughputKey{Mode: ModeComputeCMMA, DType: BF16, M: 8192, N: 8192, K: 8192}, Value: 750.1e12},
+		{Key: ThroughputKey{Mode: ModeMemoryWorkingSet, Access: AccessSequential, Bytes: 512 << 10}, Value: 5.5e12},
 	}
 	want := []string{
-		"compute-direct       f32                   102.3 GFLOP/s",
-		"compute-cmma         f16 16x16x16          750.1 GFLOP/s",
-		"memory                                      21.4 GB/s",
-		"memory-working-set   sequential 32KiB       28.7 GB/s",
-		"memory-working-set   random 64MiB            0.2 GB/s",
-		"memory-working-set   random 1000B            1.0 GB/s",
-		"launch                                     850ns",
+		"compute-direct       f32                       102.3 GFLOP/s",
+		"compute-cmma         f16 16x16x16              750.1 GFLOP/s",
+		"memory                                          21.4 GB/s",
+		"memory-working-set   sequential 32KiB           28.7 GB/s",
+		"memory-working-set   random 64MiB                0.2 GB/s",
+		"memory-working-set   random 1000B                1.0 GB/s",
+		"launch                                         850ns",
+		"compute-cmma         bf16 8192x8192x8192    750100.0 GFLOP/s",
+		"memory-working-set   sequential 512KiB        5500.0 GB/s",
 	}
 	for i, s := range stats {
 		if got := s.String(); got != want[i] {

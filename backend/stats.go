@@ -8,7 +8,8 @@ import (
 // ThroughputMode names what a ThroughputKey measures.
 type ThroughputMode uint8
 
-// The throughput modes (SPEC-device.md "Performance statistics").
+// The throughput modes: one per micro-benchmark that a backend's
+// PerformanceStats runs for a ThroughputKey, each with its unit.
 const (
 	// ModeComputeDirect: arithmetic on the general-purpose units, FLOP/s
 	// (an FMA counts 2).
@@ -72,10 +73,13 @@ type ThroughputStat struct {
 // dtype of compute modes, with the tile of CMMA; the access order and
 // size of a working set; blank otherwise) and the value with its unit:
 //
-//	compute-direct       f32                102.3 GFLOP/s
-//	compute-cmma         f16 16x16x16       750.1 GFLOP/s
-//	memory-working-set   random 64MiB         0.2 GB/s
-//	launch                                  850ns
+//	compute-direct       f32                       102.3 GFLOP/s
+//	compute-cmma         bf16 8192x8192x8192       750.1 GFLOP/s
+//	memory-working-set   random 64MiB                0.2 GB/s
+//	launch                                         850ns
+//
+// The parameters take up to 20 columns (a CMMA key of three 4-digit
+// sides, a working set "sequential 512KiB"), so the values line up.
 func (s ThroughputStat) String() string {
 	var detail string
 	switch s.Key.Mode {
@@ -97,7 +101,7 @@ func (s ThroughputStat) String() string {
 	default:
 		v = fmt.Sprintf("%10.1f GB/s", s.Value/1e9)
 	}
-	return fmt.Sprintf("%-20s %-16s %s", s.Key.Mode, detail, v)
+	return fmt.Sprintf("%-20s %-20s %s", s.Key.Mode, detail, v)
 }
 
 // String returns "sequential" or "random".

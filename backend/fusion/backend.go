@@ -13,11 +13,21 @@ import (
 // drained without being asked (Options.MaxNodes' default).
 const DefaultMaxNodes = 256
 
+// DefaultMaxSinkBytes is the size of a stream's unread results at which
+// it is drained without being asked (Options.MaxSinkBytes' default).
+const DefaultMaxSinkBytes = 1 << 30
+
 // Options configure a fusion Backend.
 type Options struct {
 	// MaxNodes bounds a stream's pending nodes: reaching it drains the
 	// stream. 0 means DefaultMaxNodes.
 	MaxNodes int
+	// MaxSinkBytes bounds the bytes of a stream's pending sinks (the
+	// nodes no other pending node reads, each of which a drain must
+	// allocate): reaching it drains the stream, so a loop that makes and
+	// drops large results holds at most about this much at once, as it
+	// would run eagerly. 0 means DefaultMaxSinkBytes.
+	MaxSinkBytes int64
 }
 
 // Backend is the fusion decorator around a base backend that implements
@@ -26,6 +36,7 @@ type Backend struct {
 	inner    backend.Backend
 	fuser    backend.Fuser
 	maxNodes int
+	maxSink  int64
 
 	// mu guards the streams, the flights and every Tensor's state.
 	mu      sync.Mutex
@@ -58,6 +69,9 @@ type Stats struct {
 // (a topological order).
 type stream struct {
 	nodes []*Tensor
+	// sinkBytes is the size of the nodes no other node of the stream
+	// reads (yet).
+	sinkBytes int64
 }
 
 // flight is one drained stream being computed: its nodes wait on done.
@@ -82,10 +96,14 @@ func New(inner backend.Backend, opts Options) (b backend.Backend, ok bool) {
 	if opts.MaxNodes <= 0 {
 		opts.MaxNodes = DefaultMaxNodes
 	}
+	if opts.MaxSinkBytes <= 0 {
+		opts.MaxSinkBytes = DefaultMaxSinkBytes
+	}
 	return &Backend{
 		inner:    inner,
 		fuser:    f,
 		maxNodes: opts.MaxNodes,
+		maxSink:  opts.MaxSinkBytes,
 		streams:  make(map[int64]*stream),
 		flights:  make(map[*flight]struct{}),
 	}, true

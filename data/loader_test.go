@@ -2,55 +2,76 @@ package data
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/emberml/ember"
 )
 
-// seqDataset is a synthetic dataset: example i has pixel j equal to
-// pixel(i, j) and label (7i+3) mod 10. It has no ExampleInto method.
+// seqDataset is a synthetic dataset: example i has F32 features [size]
+// with feature j equal to pixel(i, j) and an I64 label (7i+3) mod 10.
 type seqDataset struct{ n, size int }
 
 func pixel(i, j int) float32 { return 0.5 + float32(i) + float32(j)/1024 }
 
 func (d seqDataset) Len() int { return d.n }
-func (d seqDataset) Example(i int) ([]float32, int) {
-	if i < 0 || i >= d.n {
-		panic(fmt.Sprintf("index %d out of range", i))
+func (d seqDataset) Schema() Schema {
+	return Schema{Features: Field{Shape: []int{d.size}, DType: ember.F32}, Targets: Field{Shape: []int{}, DType: ember.I64}}
+}
+func (d seqDataset) Gather(idx []int, f, t []byte) error {
+	checkGather("seqDataset", d.Schema(), d.n, idx, f, t)
+	for k, i := range idx {
+		for j := range d.size {
+			binary.LittleEndian.PutUint32(f[4*(k*d.size+j):], math.Float32bits(pixel(i, j)))
+		}
+		binary.LittleEndian.PutUint64(t[8*k:], uint64((7*i+3)%10))
 	}
-	img := make([]float32, d.size)
-	for j := range img {
-		img[j] = pixel(i, j)
-	}
-	return img, (7*i + 3) % 10
+	return nil
 }
 
-// writerDataset adds ExampleInto, so the Loader takes its fast path.
-type writerDataset struct{ seqDataset }
+// wideDataset has F64 features [2 3] equal to i + j/8 and F32 targets
+// [2] equal to (−i, 2i): another dtype and rank than seqDataset.
+type wideDataset struct{ n int }
 
-func (d writerDataset) ExampleInto(dst []float32, i int) int {
-	img, l := d.Example(i)
-	copy(dst, img)
-	return l
+func (d wideDataset) Len() int { return d.n }
+func (d wideDataset) Schema() Schema {
+	return Schema{Features: Field{Shape: []int{2, 3}, DType: ember.F64}, Targets: Field{Shape: []int{2}, DType: ember.F32}}
+}
+func (d wideDataset) Gather(idx []int, f, t []byte) error {
+	checkGather("wideDataset", d.Schema(), d.n, idx, f, t)
+	for k, i := range idx {
+		for j := range 6 {
+			binary.LittleEndian.PutUint64(f[8*(6*k+j):], math.Float64bits(float64(i)+float64(j)/8))
+		}
+		binary.LittleEndian.PutUint32(t[8*k:], math.Float32bits(float32(-i)))
+		binary.LittleEndian.PutUint32(t[8*k+4:], math.Float32bits(float32(2*i)))
+	}
+	return nil
 }
 
-// checkBatch verifies b holds exactly the examples idx, values computed
-// independently from pixel().
+// checkBatch verifies b holds exactly the seqDataset examples idx, values
+// computed independently from pixel().
 func checkBatch(t *testing.T, b Batch, idx []int, size int) {
 	t.Helper()
 	if b.Size != len(idx) || len(b.Labels) != len(idx) || len(b.Images) != len(idx)*size || len(b.Indices) != len(idx) {
 		t.Fatalf("batch sizes: Size %d labels %d images %d indices %d, want %d examples of %d", b.Size, len(b.Labels), len(b.Images), len(b.Indices), len(idx), size)
 	}
+	if fmt.Sprint(b.Features.Shape, b.Features.DType, b.Targets.Shape, b.Targets.DType) != fmt.Sprint([]int{len(idx), size}, ember.F32, []int{len(idx)}, ember.I64) {
+		t.Fatalf("batch arrays %v %v and %v %v", b.Features.Shape, b.Features.DType, b.Targets.Shape, b.Targets.DType)
+	}
+	fs, ls := b.Features.Float32s(), b.Targets.Int64s()
 	for k, i := range idx {
-		if b.Indices[k] != i || b.Labels[k] != int64((7*i+3)%10) {
-			t.Fatalf("example %d: index %d label %d, want %d and %d", k, b.Indices[k], b.Labels[k], i, (7*i+3)%10)
+		if b.Indices[k] != i || b.Labels[k] != int64((7*i+3)%10) || ls[k] != b.Labels[k] {
+			t.Fatalf("example %d: index %d label %d (array %d), want %d and %d", k, b.Indices[k], b.Labels[k], ls[k], i, (7*i+3)%10)
 		}
 		for j := range size {
-			if got := b.Images[k*size+j]; got != pixel(i, j) {
-				t.Fatalf("example %d (index %d) pixel %d = %v, want %v", k, i, j, got, pixel(i, j))
+			if got := b.Images[k*size+j]; got != pixel(i, j) || fs[k*size+j] != got {
+				t.Fatalf("example %d (index %d) pixel %d = %v (array %v), want %v", k, i, j, got, fs[k*size+j], pixel(i, j))
 			}
 		}
 	}
@@ -65,9 +86,10 @@ func collect(l *Loader, epoch int) []Batch {
 }
 
 func TestLoaderSequential(t *testing.T) {
-	for _, ds := range []Dataset{seqDataset{10, 6}, writerDataset{seqDataset{10, 6}}} {
+	for _, prefetch := range []int{1, NoPrefetch} {
+		ds := seqDataset{10, 6}
 		for _, drop := range []bool{false, true} {
-			l := NewLoader(ds, 4, LoaderOptions{DropLast: drop, Prefetch: 1})
+			l := NewLoader(ds, 4, LoaderOptions{DropLast: drop, Prefetch: prefetch})
 			want := [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}}
 			if drop {
 				want = want[:2]
@@ -91,7 +113,7 @@ func TestLoaderSequential(t *testing.T) {
 
 func TestLoaderShuffle(t *testing.T) {
 	const n, bs = 23, 5
-	ds := writerDataset{seqDataset{n, 3}}
+	ds := seqDataset{n, 3}
 	opts := LoaderOptions{Shuffle: true, Seed: 99}
 	l1, l2 := NewLoader(ds, bs, opts), NewLoader(ds, bs, opts)
 	defer l1.Close()
@@ -132,7 +154,7 @@ func TestLoaderShuffle(t *testing.T) {
 func TestLoaderEmpty(t *testing.T) {
 	l := NewLoader(seqDataset{0, 4}, 3, LoaderOptions{Shuffle: true})
 	defer l.Close()
-	if l.Len() != 0 || l.ExampleSize() != 0 || len(collect(l, 0)) != 0 {
+	if l.Len() != 0 || l.ExampleSize() != 4 || len(collect(l, 0)) != 0 {
 		t.Fatal("empty dataset should give no batches")
 	}
 }
@@ -148,56 +170,87 @@ func TestLoaderPanics(t *testing.T) {
 		f()
 	}
 	mustPanic("batch 0", func() { NewLoader(seqDataset{3, 1}, 0, LoaderOptions{}) })
-	mustPanic("prefetch -1", func() { NewLoader(seqDataset{3, 1}, 1, LoaderOptions{Prefetch: -1}) })
+	mustPanic("prefetch -2", func() { NewLoader(seqDataset{3, 1}, 1, LoaderOptions{Prefetch: -2}) })
+	mustPanic("bad dtype", func() { NewLoader(badSchema{}, 1, LoaderOptions{}) })
 	l := NewLoader(seqDataset{3, 1}, 1, LoaderOptions{})
 	defer l.Close()
 	mustPanic("epoch -1", func() { l.Epoch(-1) })
 }
 
-// panicDataset panics on one index, and its examples change length.
+// badSchema has an invalid features dtype.
+type badSchema struct{ seqDataset }
+
+func (badSchema) Schema() Schema { return Schema{Targets: Field{DType: ember.I64}} }
+
+// panicDataset panics on one index and returns an error on another.
 type panicDataset struct {
 	seqDataset
 	bad      int
-	shortAt  int
+	failAt   int
 	panicVal any
 }
 
-func (d panicDataset) Example(i int) ([]float32, int) {
-	if i == d.bad {
-		panic(d.panicVal)
+var errBroken = errors.New("broken file")
+
+func (d panicDataset) Gather(idx []int, f, t []byte) error {
+	for _, i := range idx {
+		if i == d.bad {
+			panic(d.panicVal)
+		}
+		if i == d.failAt {
+			return errBroken
+		}
 	}
-	img, l := d.seqDataset.Example(i)
-	if i == d.shortAt {
-		img = img[:1]
-	}
-	return img, l
+	return d.seqDataset.Gather(idx, f, t)
 }
 
 func TestLoaderPanicReachesConsumer(t *testing.T) {
 	base := runtime.NumGoroutine()
 	sentinel := errors.New("broken example")
-	l := NewLoader(panicDataset{seqDataset{10, 2}, 5, -1, sentinel}, 2, LoaderOptions{})
-	got := func() (r any) {
-		defer func() { r = recover() }()
-		for range l.Epoch(0) {
+	for _, prefetch := range []int{0, NoPrefetch} {
+		l := NewLoader(panicDataset{seqDataset{10, 2}, 5, -1, sentinel}, 2, LoaderOptions{Prefetch: prefetch})
+		got := func() (r any) {
+			defer func() { r = recover() }()
+			for range l.Epoch(0) {
+			}
+			return nil
+		}()
+		if got != sentinel {
+			t.Fatalf("prefetch %d: recovered %v, want %v", prefetch, got, sentinel)
 		}
-		return nil
-	}()
-	if got != sentinel {
-		t.Fatalf("recovered %v, want %v", got, sentinel)
+		l.Close()
 	}
-	l2 := NewLoader(panicDataset{seqDataset{10, 2}, -1, 7, nil}, 3, LoaderOptions{})
-	got = func() (r any) {
-		defer func() { r = recover() }()
-		for range l2.Epoch(0) {
+	waitGoroutines(t, base)
+}
+
+// TestLoaderGatherError checks that an error from Gather ends the epoch
+// after the batches before it, is reported by Err, and panics out of an
+// Epoch loop.
+func TestLoaderGatherError(t *testing.T) {
+	base := runtime.NumGoroutine()
+	for _, prefetch := range []int{1, 3, NoPrefetch} {
+		l := NewLoader(panicDataset{seqDataset{10, 2}, -1, 7, nil}, 3, LoaderOptions{Prefetch: prefetch})
+		it := l.Iter(context.Background(), 0)
+		n := 0
+		for it.Next() {
+			checkBatch(t, it.Batch(), []int{3 * n, 3*n + 1, 3*n + 2}, 2)
+			n++
 		}
-		return nil
-	}()
-	if s, _ := got.(string); !strings.Contains(s, "example 7 has 1 values") {
-		t.Fatalf("recovered %v, want the length mismatch", got)
+		if n != 2 || !errors.Is(it.Err(), errBroken) {
+			t.Fatalf("prefetch %d: %d batches, Err %v; want 2 and %v", prefetch, n, it.Err(), errBroken)
+		}
+		it.Close()
+		got := func() (r any) {
+			defer func() { r = recover() }()
+			for range l.Epoch(0) {
+			}
+			return nil
+		}()
+		if got != errBroken {
+			t.Fatalf("prefetch %d: Epoch panicked with %v, want %v", prefetch, got, errBroken)
+		}
+		l.Close()
 	}
-	l.Close()
-	l2.Close()
 	waitGoroutines(t, base)
 }
 
@@ -218,7 +271,7 @@ func waitGoroutines(t *testing.T, base int) {
 
 func TestLoaderNoGoroutineLeak(t *testing.T) {
 	base := runtime.NumGoroutine()
-	l := NewLoader(writerDataset{seqDataset{100, 8}}, 1, LoaderOptions{Shuffle: true, Prefetch: 1})
+	l := NewLoader(seqDataset{100, 8}, 1, LoaderOptions{Shuffle: true, Prefetch: 1})
 
 	// Break out of a range loop: its goroutine is gone when the loop ends.
 	for b := range l.Epoch(0) {
@@ -301,7 +354,7 @@ func TestIteratorContextAndErr(t *testing.T) {
 
 // TestLoaderConcurrentEpochs runs several epochs at once (meant for -race).
 func TestLoaderConcurrentEpochs(t *testing.T) {
-	l := NewLoader(writerDataset{seqDataset{40, 5}}, 7, LoaderOptions{Shuffle: true, Seed: 3})
+	l := NewLoader(seqDataset{40, 5}, 7, LoaderOptions{Shuffle: true, Seed: 3})
 	defer l.Close()
 	errs := make(chan error, 4)
 	for e := range 4 {
@@ -332,7 +385,7 @@ func TestLoaderConcurrentEpochs(t *testing.T) {
 }
 
 func TestSubset(t *testing.T) {
-	for _, ds := range []Dataset{seqDataset{10, 3}, writerDataset{seqDataset{10, 3}}} {
+	for _, ds := range []Dataset{seqDataset{10, 3}, Pick(seqDataset{10, 3}, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})} {
 		s := Subset(ds, 2, 6)
 		if s.Len() != 4 {
 			t.Fatalf("Len = %d", s.Len())
@@ -346,9 +399,9 @@ func TestSubset(t *testing.T) {
 		}
 		b[0].Indices = []int{2, 3, 4, 5} // which are ds's examples 2..5
 		checkBatch(t, b[0], []int{2, 3, 4, 5}, 3)
-		img, l := s.Example(3)
-		if l != (7*5+3)%10 || img[1] != pixel(5, 1) {
-			t.Fatalf("Example(3) = %v, %d", img, l)
+		f, l, err := Example(s, 3)
+		if err != nil || l.Int64s()[0] != (7*5+3)%10 || f.Float32s()[1] != pixel(5, 1) || len(f.Shape) != 1 || len(l.Shape) != 0 {
+			t.Fatalf("Example(3) = %v, %v, %v", f, l, err)
 		}
 	}
 	for _, bad := range [][2]int{{-1, 2}, {3, 2}, {0, 11}} {
@@ -364,9 +417,9 @@ func TestSubset(t *testing.T) {
 	func() {
 		defer func() {
 			if recover() == nil {
-				t.Error("Subset.Example(4) of 4 did not panic")
+				t.Error("Example 4 of a Subset of 4 did not panic")
 			}
 		}()
-		Subset(seqDataset{10, 1}, 2, 6).Example(4)
+		Example(Subset(seqDataset{10, 1}, 2, 6), 4)
 	}()
 }

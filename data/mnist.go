@@ -1,6 +1,13 @@
 package data
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/emberml/ember"
+)
 
 // MNIST geometry and the statistics of its training set.
 const (
@@ -17,28 +24,6 @@ const (
 	MNISTMean = 0.1307
 	MNISTStd  = 0.3081
 )
-
-// Dataset is a finite, indexable collection of labelled examples.
-// Implementations must be safe for concurrent calls of Example (a Loader
-// calls it from a background goroutine) and return images of one fixed
-// length.
-type Dataset interface {
-	// Len returns the number of examples.
-	Len() int
-	// Example returns example i (0 <= i < Len()) as a flat float32 image
-	// the caller may keep and modify, and its class label. It panics if i
-	// is out of range.
-	Example(i int) (image []float32, label int)
-}
-
-// ExampleWriter is an optional interface a Dataset may implement to let a
-// Loader write images straight into a batch without an intermediate
-// allocation.
-type ExampleWriter interface {
-	// ExampleInto writes example i's image into dst, which has exactly
-	// the image's length, and returns its label.
-	ExampleInto(dst []float32, i int) (label int)
-}
 
 // MNISTOption configures MNIST.
 type MNISTOption func(*mnistConfig)
@@ -57,8 +42,10 @@ func Normalized() MNISTOption {
 
 // MNISTDataset is the MNIST handwritten-digit dataset (Y. LeCun et al.):
 // 60000 training or 10000 test grayscale 28×28 images with labels 0..9.
-// The raw bytes are kept in memory (47 MB for the training split) and
-// converted to float32 per example. It is safe for concurrent use.
+// As a Dataset its features are F32 images [1 28 28] (channels, height,
+// width) and its targets I64 class indices (shape []). The raw bytes are
+// kept in memory (47 MB for the training split) and converted to float32
+// as examples are gathered. It is safe for concurrent use.
 type MNISTDataset struct {
 	pixels    []byte // n*784 bytes, row-major
 	labels    []byte // n bytes, each 0..9
@@ -164,6 +151,44 @@ func (d *MNISTDataset) ImageShape() []int { return []int{1, MNISTHeight, MNISTWi
 // Label returns the label (0..9) of example i. It panics if i is out of
 // range.
 func (d *MNISTDataset) Label(i int) int { return int(d.labels[i]) }
+
+// mnistSchema is the Schema of every MNISTDataset.
+var mnistSchema = Schema{
+	Features: Field{Shape: []int{1, MNISTHeight, MNISTWidth}, DType: ember.F32},
+	Targets:  Field{Shape: []int{}, DType: ember.I64},
+}
+
+// Schema returns features f32[1 28 28] and targets i64[] (a class index).
+func (d *MNISTDataset) Schema() Schema {
+	s := mnistSchema
+	s.Features.Shape = slices.Clone(s.Features.Shape)
+	return s
+}
+
+// Gather writes the images of the examples indices (784 F32 values each,
+// row-major) into features and their labels (I64) into targets; see
+// Dataset. It never returns an error; it panics on an index out of range
+// or buffers of the wrong length.
+func (d *MNISTDataset) Gather(indices []int, features, targets []byte) error {
+	checkGather("MNISTDataset", mnistSchema, d.Len(), indices, features, targets)
+	f32, native := float32View(features)
+	for k, i := range indices {
+		src := d.pixels[i*MNISTImageSize : (i+1)*MNISTImageSize]
+		if native {
+			dst := f32[k*MNISTImageSize : (k+1)*MNISTImageSize]
+			for j, b := range src {
+				dst[j] = d.lut[b]
+			}
+		} else {
+			dst := features[k*4*MNISTImageSize : (k+1)*4*MNISTImageSize]
+			for j, b := range src {
+				binary.LittleEndian.PutUint32(dst[4*j:], math.Float32bits(d.lut[b]))
+			}
+		}
+		binary.LittleEndian.PutUint64(targets[8*k:], uint64(d.labels[i]))
+	}
+	return nil
+}
 
 // Example returns a new 784-value image of example i and its label. It
 // panics if i is out of range.

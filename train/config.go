@@ -115,8 +115,8 @@ type Config struct {
 	// ProgressOut is where the progress bar goes; nil means os.Stderr.
 	ProgressOut io.Writer
 	// Train and Test, when non-nil, replace the MNIST training and test
-	// splits. Their examples must have 784 values (28×28 images); labels
-	// are 0..9.
+	// splits. Their examples must have 784 F32 feature values (28×28
+	// images, e.g. of shape [1 28 28]) and one I64 label in 0..9.
 	Train, Test data.Dataset
 	// OnStep, when non-nil, is called after every optimizer step with the
 	// step number (counted from 1 over the whole run) and the step's

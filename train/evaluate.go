@@ -11,21 +11,26 @@ import (
 
 // Evaluate returns the classification accuracy of model on ds: the
 // fraction (0..1) of examples whose logits' argmax (ties pick the lowest
-// class, as ember's Argmax) equals the label. Examples must have 784
-// values; they are fed in order as batches [batch, 1, 28, 28] created on
+// class, as ember's Argmax) equals the label. Examples must have 784 F32
+// feature values and one I64 label (as data.MNISTDataset); they are fed
+// in order as batches [batch, 1, 28, 28] created on
 // dev, the device of the model's parameters, and the model must return
 // logits [batch, C]. The model is put in evaluation mode
 // (nn.SetTraining(model, false)) and left there, and the forward passes run
 // under ember.NoGrad, so nothing is recorded for backward (NoGrad covers
 // the calling goroutine only: another goroutine may train meanwhile). It
-// returns an error for batch < 1 or an empty ds, and the *ember.Error or
-// device error a forward pass raised.
+// returns an error for batch < 1, an empty ds or one of another schema,
+// and the *ember.Error or device error a forward pass raised. Trainer's
+// Evaluate method measures any model with any metrics.
 func Evaluate(model nn.Module, ds data.Dataset, dev ember.Device, batch int) (acc float64, err error) {
 	if batch < 1 {
 		return 0, fmt.Errorf("train: Evaluate: batch size %d, want >= 1", batch)
 	}
 	if ds.Len() == 0 {
 		return 0, fmt.Errorf("train: Evaluate: empty dataset")
+	}
+	if err := checkImages("evaluation", ds); err != nil {
+		return 0, err
 	}
 	nn.SetTraining(model, false)
 	loader := data.NewLoader(ds, batch, data.LoaderOptions{})

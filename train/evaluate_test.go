@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/binary"
 	"testing"
 
 	"github.com/emberml/ember"
@@ -20,7 +21,7 @@ func referenceAccuracy(t *testing.T, m nn.Module, ds data.Dataset) float64 {
 	w2, b2 := l2.Weight.Value.Float64s(), l2.Bias.Value.Float64s()
 	correct := 0
 	for i := 0; i < ds.Len(); i++ {
-		img, label := ds.Example(i)
+		img, label := example(t, ds, i)
 		h := make([]float64, 128)
 		for o := range h {
 			s := b1[o]
@@ -81,19 +82,25 @@ func TestEvaluateMatchesReference(t *testing.T) {
 // relabeled shifts the label of every third example by one class.
 type relabeled struct{ data.Dataset }
 
-func (r relabeled) Example(i int) ([]float32, int) {
-	img, label := r.Dataset.Example(i)
-	if i%3 == 0 {
-		label = (label + 1) % 10
+func (r relabeled) Gather(idx []int, f, t []byte) error {
+	if err := r.Dataset.Gather(idx, f, t); err != nil {
+		return err
 	}
-	return img, label
+	for k, i := range idx {
+		if i%3 == 0 {
+			l := binary.LittleEndian.Uint64(t[8*k:])
+			binary.LittleEndian.PutUint64(t[8*k:], (l+1)%10)
+		}
+	}
+	return nil
 }
 
 // tinyImages is a dataset of 10-value examples, which Evaluate rejects.
-type tinyImages struct{}
+type tinyImages struct{ *synthetic }
 
-func (tinyImages) Len() int                     { return 3 }
-func (tinyImages) Example(int) ([]float32, int) { return make([]float32, 10), 0 }
+func (tinyImages) Schema() data.Schema {
+	return data.Schema{Features: data.Field{Shape: []int{10}, DType: ember.F32}, Targets: data.Field{DType: ember.I64}}
+}
 
 func TestEvaluateErrors(t *testing.T) {
 	dev := ember.Flex()
@@ -104,7 +111,7 @@ func TestEvaluateErrors(t *testing.T) {
 	if _, err := Evaluate(m, newSynthetic(0), dev, 4); err == nil {
 		t.Error("empty dataset accepted")
 	}
-	if _, err := Evaluate(m, tinyImages{}, dev, 2); err == nil {
+	if _, err := Evaluate(m, tinyImages{newSynthetic(3)}, dev, 2); err == nil {
 		t.Error("10-value examples accepted")
 	}
 }

@@ -1,12 +1,15 @@
 package train
 
 import (
+	"encoding/binary"
 	"errors"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
 
+	"github.com/emberml/ember"
 	"github.com/emberml/ember/data"
 )
 
@@ -45,6 +48,37 @@ func (s *synthetic) Example(i int) ([]float32, int) {
 		img[j] = s.protos[label][j] + 0.5*float32(r.NormFloat64())
 	}
 	return img, label
+}
+
+// Schema returns features f32[1 28 28] and targets i64[], MNIST's.
+func (s *synthetic) Schema() data.Schema {
+	return data.Schema{
+		Features: data.Field{Shape: []int{imageChannels, imageSize, imageSize}, DType: ember.F32},
+		Targets:  data.Field{Shape: []int{}, DType: ember.I64},
+	}
+}
+
+// Gather writes the examples' images and labels (see data.Dataset).
+func (s *synthetic) Gather(idx []int, f, t []byte) error {
+	for k, i := range idx {
+		img, label := s.Example(i)
+		for j, v := range img {
+			binary.LittleEndian.PutUint32(f[4*(k*imagePixels+j):], math.Float32bits(v))
+		}
+		binary.LittleEndian.PutUint64(t[8*k:], uint64(label))
+	}
+	return nil
+}
+
+// example returns example i of an image dataset as its 784 values and
+// its label.
+func example(t testing.TB, ds data.Dataset, i int) ([]float32, int) {
+	t.Helper()
+	x, y, err := data.Example(ds, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x.Float32s(), int(y.Int64s()[0])
 }
 
 var (

@@ -101,6 +101,12 @@ func datasets(cfg Config) (trainSet, testSet data.Dataset, err error) {
 			return nil, nil, err
 		}
 	}
+	if err := checkImages("training", trainSet); err != nil {
+		return nil, nil, err
+	}
+	if err := checkImages("test", testSet); err != nil {
+		return nil, nil, err
+	}
 	if cfg.Limit > 0 {
 		trainSet = data.Subset(trainSet, 0, min(cfg.Limit, trainSet.Len()))
 	}
@@ -108,6 +114,16 @@ func datasets(cfg Config) (trainSet, testSet data.Dataset, err error) {
 		testSet = data.Subset(testSet, 0, min(cfg.TestLimit, testSet.Len()))
 	}
 	return trainSet, testSet, nil
+}
+
+// checkImages returns an error unless ds's examples are 784 F32 values
+// (28×28 images, of any shape) with an I64 class label each.
+func checkImages(what string, ds data.Dataset) error {
+	s := ds.Schema()
+	if s.Features.DType != ember.F32 || s.Features.Size() != imagePixels || s.Targets.DType != ember.I64 || s.Targets.Size() != 1 {
+		return fmt.Errorf("train: the %s set has %v; want 784 f32 features (28×28 images) and one i64 class label per example", what, s)
+	}
+	return nil
 }
 
 // runner holds the state of one Run.

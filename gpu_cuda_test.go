@@ -24,9 +24,10 @@ func cudaDevice(tb testing.TB) ember.Device {
 }
 
 // A training run of 2000 steps holds the CUDA allocator's reserved bytes
-// flat after warm-up (SPEC-device.md "Memory"), and the install-pools cycle
-// works on a real workload: growable layout → run → read PagesPeak → install
-// the same layout capped at the peak → run again without growth.
+// flat after warm-up (package documentation, section Devices, on Memory),
+// and the install-pools cycle works on a real workload: growable layout →
+// run → read PagesPeak → install the same layout capped at the peak → run
+// again without growth.
 func TestCUDATrainingMemoryFlat(t *testing.T) {
 	dev := cudaDevice(t)
 	dev.Seed(1)

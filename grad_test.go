@@ -339,7 +339,7 @@ func TestGradMixedDevices(t *testing.T) {
 
 // TestAutodiffDeviceSemantics checks tracking across ToDevice, Detach and
 // NoGrad, Backward's panic on untracked tensors, and the device methods'
-// autodiff rules (SPEC-device "Autodiff").
+// autodiff rules (package documentation, section Devices).
 func TestAutodiffDeviceSemantics(t *testing.T) {
 	plain := Flex()
 	ad := plain.Autodiff()

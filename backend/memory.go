@@ -137,10 +137,14 @@ type InvalidLayoutError struct{ Reason string }
 // Error gives the reason the layout is invalid.
 func (e *InvalidLayoutError) Error() string { return "invalid memory pool layout: " + e.Reason }
 
-// MemoryManager is implemented by backends with a managed device allocator
-// (SPEC-device.md "Memory"). The root package finds it with As, through
-// any decorators; on a backend without it the root's Device memory
-// methods do nothing, report false or return an *UnsupportedError.
+// MemoryManager is implemented by backends with a managed device allocator:
+// a persistent pool for model parameters and dynamic pools that the
+// program can replace (sized from their peak use), report on and release.
+// It backs the memory methods of package ember's Device, whose
+// documentation (section Devices) states the contract. The root package
+// finds it with As, through any decorators; on a backend without it the
+// root's Device memory methods do nothing, report false or return an
+// *UnsupportedError.
 type MemoryManager interface {
 	// MemoryPersistentAllocations runs f with allocations going to the
 	// persistent pool (model parameters), outside every dynamic pool.

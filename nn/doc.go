@@ -22,4 +22,16 @@
 // Linear stores its weight as [out, in] and Conv2d as [out, in/groups, k, k],
 // PyTorch's layouts, so checkpoints exchange with PyTorch state dicts through
 // the safetensors format (SaveSafetensors, LoadSafetensors).
+//
+// A model reads as its PyTorch counterpart:
+//
+//	dev := ember.CPU().Autodiff() // trainable parameters are tracked leaves
+//	model := nn.NewSequential(nn.NewLinear(4, 8, dev), nn.Relu{}, nn.NewLinear(8, 3, dev))
+//	y := model.Forward(x)         // x [batch, 4] → y [batch, 3]
+//	loss := nn.CrossEntropy(y, labels)
+//	fmt.Print(nn.Summary(model))  // layers, parameter shapes and counts
+//
+// The examples are complete programs: ExampleSequential runs a forward
+// pass and prints the summary, ExampleLoad saves a model and loads it into
+// another, and package optim's examples train one.
 package nn

@@ -2,6 +2,20 @@
 // Nesterov, Adam, AdamW) and learning-rate schedules for the parameters of
 // package nn, following PyTorch's torch.optim algorithms.
 //
+// A training step reads as PyTorch's, without zero_grad, since Backward
+// returns fresh gradients each time:
+//
+//	opt := optim.NewAdam(model.NamedParameters(), optim.AdamConfig{LR: 1e-3})
+//	sched := optim.CosineLR(1e-3, 1e-5, steps)
+//	for step := range steps {
+//		opt.SetLR(sched.LR(step))
+//		loss := nn.MSE(model.Forward(x), y)
+//		opt.Step(loss.Backward())
+//	}
+//
+// ExampleSGD and ExampleAdam are complete programs that fit a line this
+// way with a schedule; ExampleCapturable captures a step and replays it.
+//
 // An optimizer holds the model's *nn.Param cells. Step reads each
 // parameter's gradient from the result of Tensor.Backward, computes the
 // update on the parameter's inner (non-autodiff) device with untracked

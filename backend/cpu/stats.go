@@ -19,10 +19,11 @@ const (
 	statMemBytes = 64 << 20 // buffers for Memory, MemoryRead, MemoryWrite
 )
 
-// PerformanceStats measures each key in order (SPEC-device.md
-// "Performance statistics"); every value is the median of measure.Samples
-// timed samples, each repeating the work for at least 8 ms. The whole call
-// takes about 1–2 s for the default keys.
+// PerformanceStats measures each key in order and returns one
+// backend.ThroughputStat per key, in the unit of its backend.ThroughputMode;
+// every value is the median of measure.Samples timed samples, each
+// repeating the work for at least 8 ms. The whole call takes about 1–2 s
+// for the default keys.
 //
 //   - ComputeDirect F32/F64 (Flex32 as F32): a 512³ GEMM through the
 //     backend's SIMD kernels on all workers, 2·512³ FLOP per run.

@@ -72,10 +72,10 @@ func presetPools() []backend.SlicedPool {
 	}
 }
 
-// allocator is the caching device allocator of SPEC-device.md "Memory":
-// dynamic sliced pools (first pool whose MaxSlice accepts the size), an
-// exclusive-page pool for larger requests, a persistent pool, or direct
-// allocations. It is safe for concurrent use.
+// allocator is the caching device allocator behind the backend's
+// backend.MemoryManager: dynamic sliced pools (first pool whose MaxSlice
+// accepts the size), an exclusive-page pool for larger requests, a
+// persistent pool, or direct allocations. It is safe for concurrent use.
 type allocator struct {
 	mu         sync.Mutex
 	mem        deviceMemory

@@ -18,11 +18,11 @@ const (
 	statMemBytes   = 16 << 20 // buffers for Memory, MemoryRead, MemoryWrite
 )
 
-// PerformanceStats measures each key in order (SPEC-device.md
-// "Performance statistics") on the goroutine flex computes on; every value
-// is the median of measure.Samples timed samples, each repeating the work
-// for at least measure.MinSample. The whole call takes about 1–2 s for the
-// default keys.
+// PerformanceStats measures each key in order, one backend.ThroughputStat
+// per key in the unit of its backend.ThroughputMode, on the goroutine flex
+// computes on; every value is the median of measure.Samples timed samples,
+// each repeating the work for at least measure.MinSample. The whole call
+// takes about 1–2 s for the default keys.
 //
 //   - ComputeDirect F32/F64 (Flex32 as F32): a 128³ matmul through Exec,
 //     2·128³ FLOP per run.

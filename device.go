@@ -51,10 +51,13 @@ func CPU() Device { return Device{st: cpuState()} }
 // Flex is the portable eager pure-Go backend (no assembly; runs on every GOARCH).
 func Flex() Device { return Device{st: flexState()} }
 
-// NdArray is a backend over gonum's dense arrays.
+// NdArray is the portable dense-array backend over gonum
+// (backend/ndarray): one device, printed "ndarray", that runs every op and
+// dtype with Ember's semantics, more slowly than Flex. Its priority is
+// below Flex's, so it is never the default device.
 //
-// Deprecated: use CPU or Flex; NdArray is not part of this build and its
-// Init reports ErrBackendUnavailable.
+// Deprecated: use Flex (or CPU), which run the same ops with the same
+// semantics, faster.
 func NdArray() Device { return deviceFor(backend.DeviceID{Type: "ndarray"}) }
 
 // CUDA is NVIDIA GPU i through the driver API, NVRTC and cuBLAS, loaded at
@@ -86,22 +89,29 @@ func Metal(k DeviceKind) Device { return kindDevice("metal", k) }
 // Init reports ErrBackendUnavailable.
 func WebGPU(k DeviceKind) Device { return kindDevice("webgpu", k) }
 
-// LibTorch is LibTorch's CPU device (needs the libtorch build tag and cgo). Not in this build:
-// Init reports ErrBackendUnavailable.
+// LibTorch is LibTorch's CPU device, "libtorch": Ember's ops run as ATen
+// calls (backend/libtorch). It exists in builds with the libtorch build tag
+// and cgo (go build -tags libtorch, against libtorch-dev); without them
+// Init reports ErrBackendUnavailable. It is never the default device.
 func LibTorch() Device { return deviceFor(backend.DeviceID{Type: "libtorch"}) }
 
-// LibTorchCUDA is LibTorch's CUDA device i. Not in this build:
-// Init reports ErrBackendUnavailable.
+// LibTorchCUDA is LibTorch's CUDA device i, "libtorch:cuda:N". It opens
+// in builds with the libtorch tag whose libtorch has CUDA and sees GPU i;
+// otherwise Init reports ErrBackendUnavailable saying what is missing
+// (Debian's libtorch-dev is CPU-only). It panics if i is negative and not
+// DefaultIndex.
 func LibTorchCUDA(i DeviceIndex) Device {
 	return deviceFor(backend.DeviceID{Type: "libtorch", Kind: "cuda", Index: i.resolve()})
 }
 
-// LibTorchMPS is LibTorch's Apple Metal Performance Shaders device. Not in this build:
-// Init reports ErrBackendUnavailable.
+// LibTorchMPS is LibTorch's Apple Metal Performance Shaders device,
+// "libtorch:mps:0". It opens in builds with the libtorch tag whose libtorch
+// has MPS; otherwise Init reports ErrBackendUnavailable saying so.
 func LibTorchMPS() Device { return deviceFor(backend.DeviceID{Type: "libtorch", Kind: "mps"}) }
 
-// LibTorchVulkan is LibTorch's Vulkan device. Not in this build:
-// Init reports ErrBackendUnavailable.
+// LibTorchVulkan is LibTorch's Vulkan device, "libtorch:vulkan:0". It
+// opens in builds with the libtorch tag whose libtorch has Vulkan;
+// otherwise Init reports ErrBackendUnavailable saying so.
 func LibTorchVulkan() Device { return deviceFor(backend.DeviceID{Type: "libtorch", Kind: "vulkan"}) }
 
 var captureCounter atomic.Int64

@@ -288,7 +288,7 @@ func TestDevicePanics(t *testing.T) {
 
 func TestMissingBackends(t *testing.T) {
 	t.Setenv("EMBER_WGPU_DEFAULT_DEVICE", "")
-	for _, d := range []Device{CUDA(0), Vulkan(DefaultKind), RemoteWebSocket("ws://127.0.0.1:1", 0), NdArray(), ROCm(0)} {
+	for _, d := range []Device{CUDA(0), Vulkan(DefaultKind), RemoteWebSocket("ws://127.0.0.1:1", 0), ROCm(0)} {
 		if drv, ok := backend.Lookup(d.ID().Type); ok {
 			if p, isP := drv.(backend.Placeholder); !isP || !p.Placeholder() {
 				t.Logf("%v: backend %q is part of this build; skipped", d, d.ID().Type)
@@ -324,8 +324,15 @@ func TestEnumerate(t *testing.T) {
 	if got := Enumerate(TypeFlex); len(got) != 1 || got[0] != Flex() {
 		t.Errorf("Enumerate(TypeFlex) = %v", got)
 	}
-	if _, ok := backend.Lookup("ndarray"); !ok && len(Enumerate(TypeNdArray)) != 0 {
-		t.Error("Enumerate lists a missing backend")
+	if got := Enumerate(TypeNdArray); len(got) != 1 || got[0] != NdArray() {
+		t.Errorf("Enumerate(TypeNdArray) = %v, want [ndarray]", got)
+	}
+	if i, j := slices.Index(names, "flex"), slices.Index(names, "ndarray"); j < i {
+		t.Errorf("Enumerate() = %v: ndarray (priority 5) must come after flex (10)", names)
+	}
+	nd, _ := backend.Lookup("ndarray")
+	if fx, _ := backend.Lookup("flex"); nd == nil || fx == nil || nd.Priority() >= fx.Priority() {
+		t.Error("the ndarray driver must be registered with a priority below flex's, so that it is never the default device")
 	}
 	ad := Enumerate(TypeFlex, TypeCPU).Autodiff()
 	for _, d := range ad {

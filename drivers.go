@@ -18,7 +18,6 @@ var placeholderBackends = []struct {
 	name, hint string
 	single     bool
 }{
-	{"ndarray", " (use cpu or flex)", true},
 	{"rocm", "", false},
 	{"wgpu", "", false},
 	{"vulkan", "", false},
@@ -39,8 +38,8 @@ type missingDriver struct {
 	single bool
 }
 
-// SingleDevice reports whether the backend has one device (ndarray,
-// libtorch), which prints without an index.
+// SingleDevice reports whether the backend has one device (libtorch),
+// which prints without an index.
 func (m missingDriver) SingleDevice() bool { return m.single }
 
 // Open reports ErrBackendUnavailable with the reason.

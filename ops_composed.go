@@ -2,11 +2,15 @@ package ember
 
 import (
 	"math"
+
+	"github.com/emberml/ember/ir"
 )
 
 // The ops in this file are composed from the primitives (Where, comparisons,
 // elementwise math, reductions), so autodiff, fusion and every backend
-// support them without kernels of their own.
+// support them without kernels of their own. Softmax, LogSoftmax and
+// LogSumExp are ir kinds whose decompositions are such compositions, run
+// as one kernel where a device has one.
 
 // asFloat returns x, cast to the device's float dtype when x is an int or
 // Bool tensor (as the float-only unary ops do); it panics with an *Error
@@ -72,58 +76,46 @@ func (x *Tensor) Square() *Tensor {
 	return x.Mul(x)
 }
 
-// stableShift returns x minus its detached maximum along axis (kept with
-// size 1), the usual guard against overflow in exp. The maximum is detached
-// because it cancels analytically: the gradient of the composed result does
-// not depend on it.
-func (x *Tensor) stableShift(op string, axis int) *Tensor {
-	a := x.axis(op, axis)
-	if x.shape()[a] == 0 {
-		return x
-	}
-	return x.Sub(x.MaxAxis(a, true).Detach())
-}
-
 // Softmax returns exp(x) / sum(exp(x)) along axis (negative counts from the
-// end), with x's shape, computed after subtracting the row maximum so large
-// inputs do not overflow (PyTorch's softmax). A row of only -Inf gives NaN,
-// as PyTorch. Int and Bool inputs are first cast to the device's float
-// dtype. It panics with an *Error when the axis is out of range.
+// end), with x's shape, computed after subtracting the lane maximum so
+// large inputs do not overflow (PyTorch's softmax). A lane holding NaN or
+// +Inf, or only -Inf, gives NaN, as PyTorch. It is the ir kind Softmax,
+// defined by its decomposition Exp(x − m) / Sum(Exp(x − m)) with m the
+// lane maximum; devices with a kernel (cpu for F32, Flex32 and F64) compute
+// it in one pass over memory to within a few rounding errors of that
+// definition, with the same edge cases. The gradient is y·(g − Σ g·y)
+// (the ir kind SoftmaxGrad) on every device. Int and Bool inputs are first
+// cast to the device's float dtype. It panics with an *Error when the axis
+// is out of range.
 func (x *Tensor) Softmax(axis int) *Tensor {
 	x = x.asFloat("softmax")
-	e := x.stableShift("softmax", axis).Exp()
-	return e.Div(e.SumAxis(axis, true))
+	a := x.axis("softmax", axis)
+	return x.dev.run(&ir.Op{Kind: ir.KindSoftmax, Axis: a, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // LogSoftmax returns x - log(sum(exp(x))) along axis, with x's shape,
-// computed stably as (x - m) - log(sum(exp(x - m))) with m the detached
-// row maximum (PyTorch's log_softmax). Int and Bool inputs are first cast to
-// the device's float dtype. It panics with an *Error when the axis is out of
-// range.
+// computed stably as (x - m) - log(sum(exp(x - m))) with m the lane
+// maximum (PyTorch's log_softmax); NaN, +Inf and lanes of only -Inf give
+// NaN as in Softmax. It is the ir kind LogSoftmax (one pass on devices
+// with a kernel, as Softmax); its gradient is g − exp(y)·Σ g (the ir kind
+// LogSoftmaxGrad). Int and Bool inputs are first cast to the device's
+// float dtype. It panics with an *Error when the axis is out of range.
 func (x *Tensor) LogSoftmax(axis int) *Tensor {
 	x = x.asFloat("log_softmax")
-	s := x.stableShift("log_softmax", axis)
-	return s.Sub(s.Exp().SumAxis(axis, true).Log())
+	a := x.axis("log_softmax", axis)
+	return x.dev.run(&ir.Op{Kind: ir.KindLogSoftmax, Axis: a, In: [3]ir.Tensor{x.t}}, x)
 }
 
 // LogSumExp returns log(sum(exp(x))) along axis, computed stably as
-// m + log(sum(exp(x - m))) with m the detached maximum; infinite maxima are
-// replaced by 0 in the shift so that rows of -Inf give -Inf and rows holding
-// +Inf give +Inf (PyTorch's logsumexp). The axis is removed unless keepDim.
-// An empty axis gives -Inf. Int and Bool inputs are first cast to the
-// device's float dtype. It panics with an *Error when the axis is out of
-// range.
+// m + log(sum(exp(x - m))) with m the lane maximum; infinite maxima are
+// replaced by 0 in the shift so that lanes of -Inf give -Inf and lanes
+// holding +Inf give +Inf (PyTorch's logsumexp); NaN gives NaN. The axis is
+// removed unless keepDim. An empty axis gives -Inf. It is the ir kind
+// LogSumExp (one pass on devices with a kernel); its gradient is
+// g·exp(x − y). Int and Bool inputs are first cast to the device's float
+// dtype. It panics with an *Error when the axis is out of range.
 func (x *Tensor) LogSumExp(axis int, keepDim bool) *Tensor {
 	x = x.asFloat("logsumexp")
 	a := x.axis("logsumexp", axis)
-	if x.shape()[a] == 0 {
-		return x.Exp().SumAxis(a, keepDim).Log()
-	}
-	m := x.MaxAxis(a, true).Detach()
-	m = Where(m.Abs().EqScalar(math.Inf(1)), m.scalar("logsumexp", 0), m)
-	out := x.Sub(m).Exp().SumAxis(a, true).Log().Add(m)
-	if !keepDim {
-		out = out.Squeeze(a)
-	}
-	return out
+	return x.dev.run(&ir.Op{Kind: ir.KindLogSumExp, Axis: a, KeepDim: keepDim, In: [3]ir.Tensor{x.t}}, x)
 }

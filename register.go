@@ -7,6 +7,7 @@ import (
 	// their loaders work (register_cuda.go).
 	_ "github.com/emberml/ember/backend/capture"
 	_ "github.com/emberml/ember/backend/cpu"
+	_ "github.com/emberml/ember/backend/ndarray"
 	// The remote device types "remote+ws", "remote+wss" and
 	// "remote+quic" (remote.go).
 	_ "github.com/emberml/ember/backend/remote"

@@ -60,6 +60,18 @@ const (
 	KindAdamStep         Kind = 27 // Xs: param, grad, m, v; Attrs.Optim; three outputs
 	KindSGDStep          Kind = 28 // In[0] param, In[1] grad, In[2] momentum buffer or nil; Attrs.Optim; two outputs
 
+	// Normalizations, fast paths with decompositions (ir/fastpath_norm.go).
+	// KindCumSum (ir/scan.go) is 29.
+	KindSoftmax        Kind = 30 // In[0] x (float); Axis
+	KindLogSoftmax     Kind = 31 // In[0] x (float); Axis
+	KindSoftmaxGrad    Kind = 32 // In[0] y = Softmax(x), In[1] g; Axis
+	KindLogSoftmaxGrad Kind = 33 // In[0] y = LogSoftmax(x), In[1] g; Axis
+	KindLogSumExp      Kind = 34 // In[0] x (float); Axis; KeepDim
+	KindLayerNorm      Kind = 35 // In[0] x, In[1] weight or nil, In[2] bias or nil; Axis: first normalized axis; Scalars[0]: eps
+	KindLayerNormGrad  Kind = 36 // In[0] x, In[1] weight or nil, In[2] g; Axis; Scalars[0]: eps
+	KindRMSNorm        Kind = 37 // In[0] x, In[1] weight or nil; Axis: first normalized axis; Scalars[0]: eps
+	KindRMSNormGrad    Kind = 38 // In[0] x, In[1] weight or nil, In[2] g; Axis; Scalars[0]: eps
+
 	// numKinds bounds the kind tables (Spec, kernel and rule tables are
 	// arrays indexed by Kind). A kind declared in another file of this
 	// package (KindCumSum, ir/scan.go) takes the next free value below it.

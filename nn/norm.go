@@ -136,7 +136,8 @@ func (b *BatchNorm) NamedBuffers() []NamedParam {
 //	y = (x − mean) / √(var + eps) · weight + bias
 //
 // with the biased variance, eps = 1e-5, and weight and bias of shape [dim]
-// initialized to ones and zeros.
+// initialized to ones and zeros. Forward is ember's Tensor.LayerNorm (one
+// kernel on devices that have one).
 type LayerNorm struct {
 	Weight *Param
 	Bias   *Param
@@ -175,10 +176,7 @@ func (l *LayerNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	if x.Rank() == 0 || x.Dim(-1) != dim {
 		fail("layer_norm", x, "input's last axis must have size %d", dim)
 	}
-	axes := []int{x.Rank() - 1}
-	diff := x.Sub(meanOver(x, axes))
-	variance := meanOver(diff.Mul(diff), axes)
-	return diff.Mul(variance.AddScalar(l.Eps).Rsqrt()).Mul(l.Weight.Value).Add(l.Bias.Value)
+	return x.LayerNorm([]int{dim}, ember.NormParams{Weight: w.Value, Bias: b.Value}, l.Eps)
 }
 
 // NamedParameters returns "weight" and "bias".

@@ -13,7 +13,8 @@ import (
 //	y = x / √(mean(x²) + eps) · weight
 //
 // with weight [dim] initialized to ones. Eps defaults to 1e-6 here; PyTorch's
-// default (None) is the dtype's machine epsilon.
+// default (None) is the dtype's machine epsilon. Forward is ember's
+// Tensor.RMSNorm (one kernel on devices that have one).
 type RMSNorm struct {
 	Weight *Param
 	// Eps is added to the mean square before the square root.
@@ -46,8 +47,7 @@ func (l *RMSNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	if x.Rank() == 0 || x.Dim(-1) != dim {
 		fail("rms_norm", x, "input's last axis must have size %d", dim)
 	}
-	ms := meanOver(x.Mul(x), []int{x.Rank() - 1})
-	return x.Mul(ms.AddScalar(l.Eps).Rsqrt()).Mul(w.Value)
+	return x.RMSNorm([]int{dim}, ember.NormParams{Weight: w.Value}, l.Eps)
 }
 
 // NamedParameters returns "weight".
@@ -106,9 +106,7 @@ func (g *GroupNorm) Forward(x *ember.Tensor) *ember.Tensor {
 		per *= s
 	}
 	xg := x.Reshape(shape[0], g.Groups, per) // [N, G, C/G·positions]
-	diff := xg.Sub(meanOver(xg, []int{2}))
-	variance := meanOver(diff.Mul(diff), []int{2})
-	y := diff.Mul(variance.AddScalar(g.Eps).Rsqrt()).Reshape(shape...)
+	y := xg.LayerNorm([]int{per}, ember.NormParams{}, g.Eps).Reshape(shape...)
 	bshape := make([]int, len(shape))
 	for i := range bshape {
 		bshape[i] = 1

@@ -20,6 +20,11 @@ func TestSupports(t *testing.T) {
 		ir.KindSliceScatter:     backend.DType.IsFloat,
 		ir.KindExtremumGrad:     backend.DType.IsFloat,
 	}
+	f32f64 := func(dt backend.DType) bool { return dt == backend.F32 || dt == backend.Flex32 || dt == backend.F64 }
+	for _, k := range []ir.Kind{ir.KindSoftmax, ir.KindLogSoftmax, ir.KindSoftmaxGrad, ir.KindLogSoftmaxGrad, ir.KindLogSumExp,
+		ir.KindLayerNorm, ir.KindLayerNormGrad, ir.KindRMSNorm, ir.KindRMSNormGrad} {
+		own[k] = f32f64
+	}
 	for _, k := range ir.Kinds() {
 		for _, dt := range backend.AllDTypes {
 			want := fl.Supports(k, dt)

@@ -38,6 +38,7 @@ type Backend struct {
 	blas         cublas.Handle
 	blasErr      error
 	blasMu       sync.Mutex
+	dnn          dnnState // cuDNN's handle and convolution plans (conv_cudnn.go)
 	tf32         atomic.Bool
 	seed         atomic.Uint64
 	philoxOffset atomic.Uint64
@@ -145,8 +146,10 @@ var kernels backend.Kernels[*Backend]
 
 // Supports reports whether Exec runs kind k on operands of dtype dt: every
 // base kind on every dtype, and the fast-path kinds that have a kernel here
-// (AdamStep on F32, Flex32 and F64; CumSum on every dtype but Bool). For
-// any other kind the caller lowers the op with its ir.Spec.Decompose.
+// (AdamStep on F32, Flex32 and F64; CumSum on every dtype but Bool;
+// Conv2dWeightGrad on the float dtypes, on cuDNN when it takes the op and
+// through its decomposition otherwise). For any other kind the caller
+// lowers the op with its ir.Spec.Decompose.
 func (b *Backend) Supports(k ir.Kind, dt backend.DType) bool { return kernels.Supports(k, dt) }
 
 // Exec runs op, inferred by the caller (op.Shape and op.DType are its

@@ -8,11 +8,21 @@
 // kind through a kernel table (backend.Kernels) that each ops_*.go file
 // fills from its init function; kernels take the output shape and dtype
 // from the op (ir inferred them) and never recompute them. Every base kind
-// runs on every dtype, and two fast-path kinds have kernels of their own:
+// runs on every dtype, and fast-path kinds have kernels of their own:
 // AdamStep (the fused Adam/AdamW update, bit for bit ir's decomposition,
-// for F32, Flex32 and F64) and CumSum (every dtype but Bool). Supports
-// reports false for any other kind and dtype, and the caller lowers the op
-// with its ir.Spec.Decompose (ir.Run).
+// for F32, Flex32 and F64), CumSum (every dtype but Bool), MaxPool2d and
+// its gradient, Softmax and LogSoftmax along the last axis (floats; one
+// launch a row, the decomposition's rounding steps) and Conv2dWeightGrad
+// (floats). Supports reports false for any other kind and dtype, and the
+// caller lowers the op with its ir.Spec.Decompose (ir.Run).
+//
+// Convolutions run on cuDNN when libcudnn 9 loads (libcudnn.so.9, or the
+// file or directory EMBER_CUDNN_PATH names; EMBER_CUDNN=0 turns it off):
+// Conv2d as cudnnConvolutionForward, ConvTranspose2d as its backward-data
+// and Conv2dWeightGrad as its backward-filter, deterministic algorithms
+// only, F32 without TF32 unless SetTF32 (see conv_cudnn.go and
+// CuDNNVersion); without it, and for what cuDNN declines, on the backend's
+// own im2col/col2im kernels and cuBLAS.
 //
 // One Backend drives one GPU through its primary context and one
 // non-blocking stream: every kernel, copy and cuBLAS call is queued on that
@@ -31,7 +41,7 @@
 // architecture (sm_XY, no fast math), cached per process and on disk under
 // os.UserCacheDir()/ember/cuda.
 //
-// Memory comes from a caching allocator (SPEC-device.md "Memory", after
+// Memory comes from a caching allocator (backend.MemoryManager, after
 // Burn's cubecl pools): sliced pools of pages carved into 256-byte-aligned
 // slices, an exclusive-page pool for requests above every pool's MaxSlice,
 // and a persistent pool for MemoryPersistentAllocations. Device memory is

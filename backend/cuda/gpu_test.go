@@ -475,8 +475,27 @@ func TestGPUPerformanceStats(t *testing.T) {
 		{Mode: backend.ModeComputeCMMA, DType: backend.BF16, M: 8192, N: 8192, K: 8192},
 		{Mode: backend.ModeComputeCMMA, DType: backend.F16, M: 8192, N: 8192, K: 8192},
 		{Mode: backend.ModeComputeCMMA, DType: backend.F32, M: 8192, N: 8192, K: 8192},
+		{Mode: backend.ModeComputeCMMA, DType: backend.BF16, M: 16, N: 16, K: 16},
+		{Mode: backend.ModeComputeCMMA, DType: backend.F16, M: 16, N: 16, K: 16},
+		{Mode: backend.ModeComputeCMMA, DType: backend.BF16, M: 16, N: 8, K: 8},
+		{Mode: backend.ModeComputeCMMA, DType: backend.F32, M: 16, N: 16, K: 8},
 		{Mode: backend.ModeMemory}, {Mode: backend.ModeMemoryRead}, {Mode: backend.ModeMemoryWrite},
+		{Mode: backend.ModeMemoryWorkingSet, Access: backend.AccessSequential, Bytes: 32 << 10},
+		{Mode: backend.ModeMemoryWorkingSet, Access: backend.AccessSequential, Bytes: 16 << 20},
+		{Mode: backend.ModeMemoryWorkingSet, Access: backend.AccessSequential, Bytes: 1 << 30},
+		{Mode: backend.ModeMemoryWorkingSet, Access: backend.AccessRandom, Bytes: 16 << 20},
+		{Mode: backend.ModeMemoryWorkingSet, Access: backend.AccessRandom, Bytes: 1 << 30},
 		{Mode: backend.ModeLaunch},
+	}
+	// Keys no probe covers come back with an error, not a panic.
+	for _, k := range []backend.ThroughputKey{
+		{Mode: backend.ModeComputeCMMA, DType: backend.BF16, M: 16, N: 16, K: 32},
+		{Mode: backend.ModeComputeCMMA, DType: backend.F64, M: 16, N: 16, K: 16},
+		{Mode: backend.ModeMemoryWorkingSet, Access: backend.AccessRandom, Bytes: 8},
+	} {
+		if s := b.PerformanceStats([]backend.ThroughputKey{k})[0]; s.Err == nil {
+			t.Errorf("%+v: want an error, got %v", k, s)
+		}
 	}
 	for _, s := range b.PerformanceStats(keys) {
 		t.Log(s)

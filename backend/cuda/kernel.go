@@ -80,7 +80,8 @@ func compileOptions(arch int, cubin bool) []string {
 func (b *Backend) Kernel(name, source string) *Kernel { return b.KernelWith(name, source) }
 
 // KernelWith is Kernel compiled with the extra NVRTC options opts (such as
-// "-fmad=false"), passed after the backend's own (-arch=sm_XY
+// "-fmad=false"; a first option "-arch=..." replaces the device's target,
+// as "-arch=sm_90a" for Hopper's wgmma), passed after the backend's own (-arch=sm_XY
 // -default-device -std=c++17). The options are part of both cache keys:
 // the in-process key (name, source, options) and the hash naming the disk
 // cache file, so the same source with other options is another kernel.
@@ -215,6 +216,11 @@ func (b *Backend) compile(name, source string, extra []string) ([]byte, error) {
 	ver, emitsCubin := nvrtcInfo()
 	cubin := emitsCubin(arch)
 	opts := append(compileOptions(arch, cubin), extra...)
+	if len(extra) > 0 && strings.HasPrefix(extra[0], "-arch=") {
+		// The kernel names its own target (sm_90a for Hopper's
+		// architecture-specific instructions): it replaces the device's.
+		opts = append(compileOptions(arch, cubin)[1:], extra...)
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "nvrtc %s\x00%v\x00%s\x00", ver, opts, source)
 	ext := "cubin"

@@ -52,10 +52,22 @@ typedef {{.TO}} TO;
 #define VEC {{.Vec}}
 #define OPC {{if .Op}}{{.Op}}{{else}}op{{end}}
 #define UNROLL `+fmt.Sprint(elemUnroll)+`
-struct alignas(VEC * sizeof(T0)) V0 { T0 v[VEC]; };
-struct alignas(VEC * sizeof(T1)) V1 { T1 v[VEC]; };
-struct alignas(VEC * sizeof(T2)) V2 { T2 v[VEC]; };
-struct alignas(VEC * sizeof(TO)) VO { TO v[VEC]; };
+// A vector is loaded and stored as one unsigned word of its size (R0 ...
+// RO), so the narrow dtypes move in single 16-byte accesses too.
+template <int B> struct RawOf;
+template <> struct RawOf<16> { typedef uint4 T; };
+template <> struct RawOf<8> { typedef uint2 T; };
+template <> struct RawOf<4> { typedef unsigned int T; };
+template <> struct RawOf<2> { typedef unsigned short T; };
+template <> struct RawOf<1> { typedef unsigned char T; };
+typedef RawOf<VEC * sizeof(T0)>::T R0;
+typedef RawOf<VEC * sizeof(T1)>::T R1;
+typedef RawOf<VEC * sizeof(T2)>::T R2;
+typedef RawOf<VEC * sizeof(TO)>::T RO;
+union V0 { R0 u; T0 v[VEC]; };
+union V1 { R1 u; T1 v[VEC]; };
+union V2 { R2 u; T2 v[VEC]; };
+union VO { RO u; TO v[VEC]; };
 extern "C" __global__ void {{.Name}}(i64 n, int op, u64 pout, u64 p0, u64 p1, u64 p2, int sc0, int sc1, int sc2) {
 	TO* __restrict__ out = (TO*)pout;
 	const T0* __restrict__ a0 = (const T0*)p0;
@@ -74,12 +86,12 @@ extern "C" __global__ void {{.Name}}(i64 n, int op, u64 pout, u64 p0, u64 p1, u6
 		for (int u = 0; u < UNROLL; u++) {
 			i64 j = base + (i64)u * blockDim.x;
 			if (j < nv) {
-				if (!sc0) r0[u] = ((const V0*)a0)[j];
+				if (!sc0) r0[u].u = ((const R0*)a0)[j];
 {{- if gt .Nin 1}}
-				if (!sc1) r1[u] = ((const V1*)a1)[j];
+				if (!sc1) r1[u].u = ((const R1*)a1)[j];
 {{- end}}
 {{- if gt .Nin 2}}
-				if (!sc2) r2[u] = ((const V2*)a2)[j];
+				if (!sc2) r2[u].u = ((const R2*)a2)[j];
 {{- end}}
 			}
 		}
@@ -94,7 +106,7 @@ extern "C" __global__ void {{.Name}}(i64 n, int op, u64 pout, u64 p0, u64 p1, u6
 						{{if gt .Nin 1}}sc1 ? s1 : r1[u].v[k]{{else}}s1{{end}},
 						{{if gt .Nin 2}}sc2 ? s2 : r2[u].v[k]{{else}}s2{{end}});
 				}
-				((VO*)out)[j] = o;
+				((RO*)out)[j] = o.u;
 			}
 		}
 	}

@@ -33,10 +33,13 @@ import "github.com/emberml/ember/backend"
 // the data and the chunking (not on timing); there are no atomics.
 //
 // Sum and Prod accumulate in A (double for floats, u64 for integers, so
-// integer results wrap); float sums are compensated (Neumaier), so an F64
-// sum is accurate to about one rounding, not to the length each thread
-// walks; the value is rounded once to the dtype (F16 and
-// BF16 through float, as flex). Max, Min, ArgMax and ArgMin carry a value
+// integer results wrap); F64 sums are compensated (Neumaier), so they are
+// accurate to about one rounding, not to the length each thread walks
+// (F32, F16 and BF16 values summed in double lose nothing that their own
+// rounding keeps); the value is rounded once to the dtype (F16 and
+// BF16 through float, as flex). Sum and Max of floats, the common cases,
+// have kernels of their own with the op fixed at compile time
+// (reduceSpec.Op); the others choose it at run time. Max, Min, ArgMax and ArgMin carry a value
 // and its index and combine with better(): NaN beats every number, the
 // first NaN (lowest index) wins, and ties pick the lowest index, so the
 // result does not depend on the order of combination. An empty axis gives
@@ -58,6 +61,10 @@ type reduceSpec struct {
 	// AccBytes is sizeof(struct Acc), which the host uses to size the
 	// partials of the split kernels (checked by a static_assert).
 	AccBytes int
+	// Op, when not 0, fixes the reduction (a backend.ReduceOp) at compile
+	// time: the kernel ignores its op argument and the compiler drops the
+	// other ops' code and the accumulator fields they use.
+	Op int
 }
 
 // reduceAccBytes is the size of the device's struct Acc (two 8-byte
@@ -129,6 +136,34 @@ __device__ __forceinline__ void acc_merge(Acc& s, int op, const Acc& t) {
 	else if (op == 2) s.acc *= t.acc;
 	else if (better(op == 3 || op == 5, s.val, s.idx, t.val, t.idx)) { s.val = t.val; s.idx = t.idx; }
 }
+{{- if .Op}}
+// VecS is 16 bytes of S: the kernels that fix the op load rows 16 bytes
+// at a time (the order of the additions does not matter to them: Sum
+// accumulates in double, Max breaks ties by index).
+union VecS { uint4 u; S s[16 / sizeof(S)]; };
+// acc_range adds p[j] for the j in [lo, hi) of thread t of nt: scalar
+// loads up to the first 16-byte boundary, then 16-byte loads, two in
+// flight, then the scalar tail.
+__device__ __forceinline__ void acc_range(Acc& s, int op, const S* p, i64 lo, i64 hi, int t, int nt) {
+	const int per = 16 / sizeof(S);
+	i64 head = lo + (i64)(((16 - ((u64)(p + lo) & 15)) & 15) / sizeof(S));
+	if (head > hi) head = hi;
+	for (i64 j = lo + t; j < head; j += nt) acc_add(s, op, p[j], j);
+	const VecS* v = (const VecS*)(p + head);
+	const i64 nv = (hi - head) / per;
+	i64 q = t;
+	for (; q + nt < nv; q += 2 * nt) {
+		const VecS a = v[q], b = v[q + nt];
+		for (int k = 0; k < per; k++) acc_add(s, op, a.s[k], head + q * per + k);
+		for (int k = 0; k < per; k++) acc_add(s, op, b.s[k], head + (q + nt) * per + k);
+	}
+	for (; q < nv; q += nt) {
+		const VecS a = v[q];
+		for (int k = 0; k < per; k++) acc_add(s, op, a.s[k], head + q * per + k);
+	}
+	for (i64 j = head + nv * per + t; j < hi; j += nt) acc_add(s, op, p[j], j);
+}
+{{- end}}
 __device__ __forceinline__ void acc_shfl(Acc& s, int op, int o) {
 	Acc t;
 	t.acc = shfl(s.acc, o);
@@ -154,7 +189,8 @@ __device__ __forceinline__ void acc_store(const Acc& s, int op, i64 r, i64 at, u
 	}
 }
 {{- if eq .Kernel "rows"}}
-extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, u64 px, u64 pv, u64 pi, int wpr) {
+extern "C" __global__ void {{.Name}}(int op_, i64 outer, i64 r, u64 px, u64 pv, u64 pi, int wpr) {
+	const int op = {{if .Op}}{{.Op}}{{else}}op_{{end}};
 	__shared__ Acc sh[8];
 	const S* x = (const S*)px;
 	const int g = 32 * wpr;
@@ -167,7 +203,11 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, u64 px, u64 pv, u
 		acc_init(s, op, none);
 		if (row < outer) {
 			const S* p = x + row * r;
+{{- if .Op}}
+			acc_range(s, op, p, 0, r, lane, g);
+{{- else}}
 			for (i64 j = lane; j < r; j += g) acc_add(s, op, p[j], j);
+{{- end}}
 		}
 		for (int o = 16; o > 0; o >>= 1) acc_shfl(s, op, o);
 		if (wpr > 1) {
@@ -183,7 +223,8 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, u64 px, u64 pv, u
 	}
 }
 {{- else if eq .Kernel "cols"}}
-extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, u64 px, u64 pv, u64 pi) {
+extern "C" __global__ void {{.Name}}(int op_, i64 outer, i64 r, i64 inner, u64 px, u64 pv, u64 pi) {
+	const int op = {{if .Op}}{{.Op}}{{else}}op_{{end}};
 	__shared__ Acc sh[8][32];
 	const S* x = (const S*)px;
 	const i64 nbx = (inner + 31) / 32;
@@ -197,6 +238,16 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, u64 px
 			const S* p = x + o * r * inner + col;
 			const i64 ny = blockDim.y;
 			i64 j = threadIdx.y;
+{{- if .Op}}
+			// Eight loads in flight per thread.
+			for (; j + 7 * ny < r; j += 8 * ny) {
+				S v[8];
+#pragma unroll
+				for (int u = 0; u < 8; u++) v[u] = p[(j + u * ny) * inner];
+#pragma unroll
+				for (int u = 0; u < 8; u++) acc_add(s, op, v[u], j + u * ny);
+			}
+{{- end}}
 			// Four loads in flight per thread, added in index order.
 			for (; j + 3 * ny < r; j += 4 * ny) {
 				const S v0 = p[j * inner], v1 = p[(j + ny) * inner], v2 = p[(j + 2 * ny) * inner], v3 = p[(j + 3 * ny) * inner];
@@ -218,7 +269,8 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, u64 px
 }
 {{- else if eq .Kernel "rows_split"}}
 // The chunk c of row (block blk = row·nc + c) covers [c·len, min((c+1)·len, r)).
-extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 len, i64 nc, u64 px, u64 ppart) {
+extern "C" __global__ void {{.Name}}(int op_, i64 outer, i64 r, i64 len, i64 nc, u64 px, u64 ppart) {
+	const int op = {{if .Op}}{{.Op}}{{else}}op_{{end}};
 	__shared__ Acc sh[8]; // blocks of at most 256 threads
 	const S* x = (const S*)px;
 	Acc* part = (Acc*)ppart;
@@ -230,6 +282,9 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 len, i64 nc, 
 		const S* p = x + row * r;
 		Acc s;
 		acc_init(s, op, none);
+{{- if .Op}}
+		acc_range(s, op, p, lo, hi, threadIdx.x, nt);
+{{- else}}
 		i64 j = lo + threadIdx.x;
 		// Four loads in flight per thread, added in index order.
 		for (; j + 3 * nt < hi; j += 4 * nt) {
@@ -240,6 +295,7 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 len, i64 nc, 
 			acc_add(s, op, v3, j + 3 * nt);
 		}
 		for (; j < hi; j += nt) acc_add(s, op, p[j], j);
+{{- end}}
 		for (int o = 16; o > 0; o >>= 1) acc_shfl(s, op, o);
 		__syncthreads();
 		if (lane == 0) sh[warp] = s;
@@ -255,7 +311,8 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 len, i64 nc, 
 // index o over the chunk [c·len, min((c+1)·len, r)); thread t takes column
 // t % cw and rows t / cw, t / cw + nt / cw, ... of the chunk. The partial
 // of output o·inner + col goes to part[(o·inner + col)·nc + c].
-extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, i64 len, i64 nc, int cw, u64 px, u64 ppart) {
+extern "C" __global__ void {{.Name}}(int op_, i64 outer, i64 r, i64 inner, i64 len, i64 nc, int cw, u64 px, u64 ppart) {
+	const int op = {{if .Op}}{{.Op}}{{else}}op_{{end}};
 	__shared__ Acc sh[8][32]; // blocks of at most 256 threads
 	const S* x = (const S*)px;
 	Acc* part = (Acc*)ppart;
@@ -273,6 +330,15 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, i64 le
 		if (col < inner) {
 			const S* p = x + o * r * inner + col;
 			i64 j = lo + ty;
+{{- if .Op}}
+			for (; j + 7 * ny < hi; j += 8 * ny) {
+				S v[8];
+#pragma unroll
+				for (int u = 0; u < 8; u++) v[u] = p[(j + u * ny) * inner];
+#pragma unroll
+				for (int u = 0; u < 8; u++) acc_add(s, op, v[u], j + u * ny);
+			}
+{{- end}}
 			for (; j + 3 * ny < hi; j += 4 * ny) {
 				const S v0 = p[j * inner], v1 = p[(j + ny) * inner], v2 = p[(j + 2 * ny) * inner], v3 = p[(j + 3 * ny) * inner];
 				acc_add(s, op, v0, j);
@@ -296,7 +362,8 @@ extern "C" __global__ void {{.Name}}(int op, i64 outer, i64 r, i64 inner, i64 le
 {{- else if eq .Kernel "combine"}}
 // Output row combines part[row·nc .. row·nc + nc) with a group of 32·wpr
 // threads (as the rows kernel) and stores the result at row.
-extern "C" __global__ void {{.Name}}(int op, i64 nout, i64 nc, i64 r, u64 ppart, u64 pv, u64 pi, int wpr) {
+extern "C" __global__ void {{.Name}}(int op_, i64 nout, i64 nc, i64 r, u64 ppart, u64 pv, u64 pi, int wpr) {
+	const int op = {{if .Op}}{{.Op}}{{else}}op_{{end}};
 	__shared__ Acc sh[8]; // blocks of at most 256 threads
 	const Acc* part = (const Acc*)ppart;
 	const int g = 32 * wpr;
@@ -338,14 +405,21 @@ func reduceSource(dt backend.DType, name string, cols bool) string {
 }
 
 // reduceKernelSource renders the reduce kernel kernel ("rows", "cols",
-// "rows_split", "cols_split" or "combine") for dt.
+// "rows_split", "cols_split" or "combine") for dt, the op chosen at run
+// time.
 func reduceKernelSource(dt backend.DType, name, kernel string) string {
+	return reduceOpSource(dt, name, kernel, 0)
+}
+
+// reduceOpSource is reduceKernelSource with the op fixed to op (0: chosen
+// at run time).
+func reduceOpSource(dt backend.DType, name, kernel string, op backend.ReduceOp) string {
 	c := ctypeOf(dt)
-	sp := reduceSpec{Name: name, S: c.S, C: c.C, Load: ld(c, "raw"), Kernel: kernel, AccBytes: reduceAccBytes}
+	sp := reduceSpec{Name: name, S: c.S, C: c.C, Load: ld(c, "raw"), Kernel: kernel, AccBytes: reduceAccBytes, Op: int(op)}
 	switch {
 	case c.Kind == 'f':
 		sp.A = "double"
-		sp.Comp = true
+		sp.Comp = dt == backend.F64
 		sp.Lowest, sp.Highest = "-EMBER_INF", "EMBER_INF"
 		if dt == backend.F64 {
 			sp.Lowest, sp.Highest = "-EMBER_DINF", "EMBER_DINF"

@@ -46,16 +46,26 @@ func cvBlob(n, c, h, w int, g convGeom, ho, wo int, xst []int) []byte {
 }
 
 // conv2dKernel is the kernel of KindConv2d: op.In[0] convolved with
-// op.In[1] under op.Attrs.Conv (see conv2d), giving op.Shape.
+// op.In[1] under op.Attrs.Conv (see conv2d), giving op.Shape, on cuDNN
+// when it takes the op (see dnnExec).
 func (b *Backend) conv2dKernel(op ir.Op) ir.Outputs {
-	return ir.One(b.conv2d(tensorOf(op.In[0]), tensorOf(op.In[1]), op.Attrs.Conv, op.Shape))
+	x, w := tensorOf(op.In[0]), tensorOf(op.In[1])
+	if out := b.dnnConv2d(x, w, op.Attrs.Conv, op.Shape); out != nil {
+		return ir.One(out)
+	}
+	return ir.One(b.conv2d(x, w, op.Attrs.Conv, op.Shape))
 }
 
 // convTranspose2dKernel is the kernel of KindConvTranspose2d: the
 // transposed convolution of op.In[0] with op.In[1] under op.Attrs.Conv
-// (see convTranspose2d), giving op.Shape.
+// (see convTranspose2d), giving op.Shape, on cuDNN when it takes the op
+// (see dnnConvTranspose2d).
 func (b *Backend) convTranspose2dKernel(op ir.Op) ir.Outputs {
-	return ir.One(b.convTranspose2d(tensorOf(op.In[0]), tensorOf(op.In[1]), op.Attrs.Conv, op.Shape))
+	x, w := tensorOf(op.In[0]), tensorOf(op.In[1])
+	if out := b.dnnConvTranspose2d(x, w, op.Attrs.Conv, op.Shape); out != nil {
+		return ir.One(out)
+	}
+	return ir.One(b.convTranspose2d(x, w, op.Attrs.Conv, op.Shape))
 }
 
 // conv2d convolves xt [N, Cin, H, W] with wt [Cout, Cin/groups, kH, kW]

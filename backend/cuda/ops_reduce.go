@@ -41,14 +41,14 @@ func (b *Backend) reduce(op ir.Op) ir.Outputs {
 	} else {
 		pv = out.Ptr()
 	}
-	name := "ember_reduce_" + ctypeOf(t.dtype).Name
+	name, fixed := reduceName(t.dtype, rop)
 	if p := planReduce(outer, r, inner, b.smCount); p.chunks > 1 {
-		b.reduceSplit(name, p, rop, t, outer, r, inner, pv, pi)
+		b.reduceSplit(name, fixed, p, rop, t, outer, r, inner, pv, pi)
 		return ir.One(out)
 	}
 	if inner == 1 {
 		name += "_rows"
-		k := b.kernel(name, func() string { return reduceSource(t.dtype, name, false) })
+		k := b.kernel(name, func() string { return reduceOpSource(t.dtype, name, "rows", fixed) })
 		wpr, rpb := 1, blockSize/32
 		if r > 256 {
 			wpr, rpb = blockSize/32, 1
@@ -57,11 +57,29 @@ func (b *Backend) reduce(op ir.Op) ir.Outputs {
 		return ir.One(out)
 	}
 	name += "_cols"
-	k := b.kernel(name, func() string { return reduceSource(t.dtype, name, true) })
+	k := b.kernel(name, func() string { return reduceOpSource(t.dtype, name, "cols", fixed) })
 	nb := outer * ((inner + 31) / 32)
 	b.Launch(k, [3]uint32{uint32(max(1, min(nb, maxBlocks))), 1, 1}, [3]uint32{32, 8, 1}, 0,
 		int32(rop), int64(outer), int64(r), int64(inner), t.Ptr(), pv, pi)
 	return ir.One(out)
+}
+
+// reduceName returns the base name of the reduce kernels of dt and rop,
+// and the op they fix at compile time: Sum and Max of floats have their
+// own kernels ("ember_reduce_f32_sum"), the others share the kernels
+// that choose the op at run time (fixed 0).
+func reduceName(dt backend.DType, rop backend.ReduceOp) (string, backend.ReduceOp) {
+	name := "ember_reduce_" + ctypeOf(dt).Name
+	if !dt.IsFloat() {
+		return name, 0
+	}
+	switch rop {
+	case backend.ReduceSum:
+		return name + "_sum", rop
+	case backend.ReduceMax:
+		return name + "_max", rop
+	}
+	return name, 0
 }
 
 // splitBlocksPerSM is the number of blocks per SM the split reductions aim
@@ -129,23 +147,23 @@ func planReduce(outer, r, inner, sms int) reducePlan {
 // scratch buffer, laid out [outer·inner, p.chunks], and the combine kernel
 // reduces each output's partials in a fixed order and stores the value at
 // pv or the index at pi as the single-pass kernels do.
-func (b *Backend) reduceSplit(name string, p reducePlan, rop backend.ReduceOp, t *Tensor, outer, r, inner int, pv, pi uint64) {
+func (b *Backend) reduceSplit(name string, fixed backend.ReduceOp, p reducePlan, rop backend.ReduceOp, t *Tensor, outer, r, inner int, pv, pi uint64) {
 	nout := outer * inner
 	part := b.emptyOf([]int{nout * p.chunks * reduceAccBytes}, backend.U8)
 	if inner == 1 {
 		kn := name + "_rows_split"
-		k := b.kernel(kn, func() string { return reduceKernelSource(t.dtype, kn, "rows_split") })
+		k := b.kernel(kn, func() string { return reduceOpSource(t.dtype, kn, "rows_split", fixed) })
 		b.Launch(k, grid1(outer*p.chunks, 1), block1, 0, int32(rop), int64(outer), int64(r),
 			int64(p.length), int64(p.chunks), t.Ptr(), part.Ptr())
 	} else {
 		kn := name + "_cols_split"
-		k := b.kernel(kn, func() string { return reduceKernelSource(t.dtype, kn, "cols_split") })
+		k := b.kernel(kn, func() string { return reduceOpSource(t.dtype, kn, "cols_split", fixed) })
 		groups := (inner + p.cw - 1) / p.cw
 		b.Launch(k, grid1(outer*groups*p.chunks, 1), block1, 0, int32(rop), int64(outer), int64(r), int64(inner),
 			int64(p.length), int64(p.chunks), int32(p.cw), t.Ptr(), part.Ptr())
 	}
 	kn := name + "_combine"
-	k := b.kernel(kn, func() string { return reduceKernelSource(t.dtype, kn, "combine") })
+	k := b.kernel(kn, func() string { return reduceOpSource(t.dtype, kn, "combine", fixed) })
 	wpr, rpb := 1, blockSize/32
 	if p.chunks > 64 {
 		wpr, rpb = blockSize/32, 1

@@ -107,7 +107,10 @@ var trainingKernels = sync.OnceValue(func() []KernelSource {
 	add(srcElem(binaryCall(f32, backend.OpAdd), false, 4, 4, 4))
 	add(srcElem(binaryCall(f32, backend.OpLe), true, 1, 4, 4))
 	add(srcElem(whereCall(u32), true, 4, 1, 4, 4))
-	add(srcReduce(f32, false))
+	add(srcSoftmax(f32, true))
+	add(srcReduce(f32, backend.ReduceMax, false))
+	add(srcReduce(f32, backend.ReduceSum, false))
+	add(srcReduce(f32, backend.ReduceArgMax, false))
 	add(srcElem(unaryCall(f32, backend.OpExp), true, 4, 4))
 	add(srcElem(unaryCall(f32, backend.OpLog), true, 4, 4))
 	add(srcGather(u32))
@@ -117,7 +120,8 @@ var trainingKernels = sync.OnceValue(func() []KernelSource {
 	add(srcElem(unaryCall(f32, backend.OpNeg), true, 4, 4))
 	add(srcElem(binaryCall(f32, backend.OpDiv), true, 4, 4, 4))
 	add(srcElem(binaryCall(f32, backend.OpAdd), true, 4, 4, 4))
-	add(srcReduce(f32, true))
+	add(srcReduce(f32, backend.ReduceSum, true))
+	add(srcReduce(f32, backend.ReduceMax, true))
 	add(srcElem(copyCall(u32), false, 4, 4))
 	add(srcAdam(f32))
 	add(srcElem(binaryCall(f32, backend.OpSub), true, 4, 4, 4))
@@ -164,13 +168,24 @@ func srcCast(src backend.DType) (string, string) {
 	return name, castSource(src, name, "int")
 }
 
-// srcReduce is the rows (cols false) or cols kernel of dt (Backend.reduce).
-func srcReduce(dt backend.DType, cols bool) (string, string) {
-	name := "ember_reduce_" + ctypeOf(dt).Name + "_rows"
+// srcReduce is the rows (cols false) or cols kernel of dt and rop
+// (Backend.reduce: reduceName chooses between the kernels that fix the op
+// and those that take it at run time).
+func srcReduce(dt backend.DType, rop backend.ReduceOp, cols bool) (string, string) {
+	base, fixed := reduceName(dt, rop)
+	kernel := "rows"
 	if cols {
-		name = "ember_reduce_" + ctypeOf(dt).Name + "_cols"
+		kernel = "cols"
 	}
-	return name, reduceSource(dt, name, cols)
+	name := base + "_" + kernel
+	return name, reduceOpSource(dt, name, kernel, fixed)
+}
+
+// srcSoftmax is the softmax (log: log-softmax) kernel of dt
+// (Backend.softmax).
+func srcSoftmax(dt backend.DType, log bool) (string, string) {
+	name := softmaxName(dt, log)
+	return name, softmaxSource(dt, name, log)
 }
 
 // srcRandom is the random kernel of dt (Backend.random).

@@ -114,15 +114,15 @@ func bcast(from, to []int) []int {
 }
 
 // reduceRequest is the (name, source) Backend.reduce requests for a
-// contiguous x of dt and shape reduced along axis.
-func reduceRequest(dt backend.DType, shape []int, axis int) (string, string) {
-	name := "ember_reduce_" + ctypeOf(dt).Name
+// contiguous x of dt and shape reduced by rop along axis.
+func reduceRequest(dt backend.DType, rop backend.ReduceOp, shape []int, axis int) (string, string) {
+	name, fixed := reduceName(dt, rop)
+	kernel := "cols"
 	if backend.NumElements(shape[axis+1:]) == 1 {
-		name += "_rows"
-		return name, reduceSource(dt, name, false)
+		kernel = "rows"
 	}
-	name += "_cols"
-	return name, reduceSource(dt, name, true)
+	name += "_" + kernel
+	return name, reduceOpSource(dt, name, kernel, fixed)
 }
 
 // TestTrainingKernelsMatchOps checks that the kernels the ops of the MLP
@@ -166,12 +166,12 @@ func TestTrainingKernelsMatchOps(t *testing.T) {
 		as("max-pool eq scalar")(elemRequest(binaryCall(f32, backend.OpEq), pool, rowMajor(pool...), [][]int{rowMajor(pool...), bcast(nil, pool)}, 1, 4, 4)),
 		as("max-pool where")(elemRequest(whereCall(4), pool, rowMajor(pool...), [][]int{rowMajor(pool...), bcast(pool1, pool), bcast(nil, pool)}, 4, 1, 4, 4)),
 		as("max-pool pad copy")(elemRequest(copyCall(4), []int{64, 64, 7, 4}, []int{2048, 32, 4, 1}, [][]int{{2048, 32, 4, 1}}, 4, 4)),
-		as("row max")(reduceRequest(f32, logits, 1)),
-		as("batch sum")(reduceRequest(f32, mlp, 0)),
-		as("full sum")(reduceRequest(f32, []int{64}, 0)),
-		as("conv bias grad")(reduceRequest(f32, []int{1, 64, 8, 8}, 2)),
-		as("max-pool max")(reduceRequest(f32, pool, 4)),
-		as("eval argmax")(reduceRequest(f32, []int{1000, 10}, 1)),
+		as("row max")(reduceRequest(f32, backend.ReduceMax, logits, 1)),
+		as("batch sum")(reduceRequest(f32, backend.ReduceSum, mlp, 0)),
+		as("full sum")(reduceRequest(f32, backend.ReduceSum, []int{64}, 0)),
+		as("conv bias grad")(reduceRequest(f32, backend.ReduceSum, []int{1, 64, 8, 8}, 2)),
+		as("max-pool max")(reduceRequest(f32, backend.ReduceMax, pool, 4)),
+		as("eval argmax")(reduceRequest(f32, backend.ReduceArgMax, []int{1000, 10}, 1)),
 	}
 	// The other families, as their ops build the name and source.
 	castName := "ember_cast_" + ctypeOf(backend.Bool).Name + "_s32"

@@ -62,10 +62,17 @@ extern "C" __global__ void ember_stats_empty() {}
 // is the median of repeated runs timed with CUDA events after a warm-up:
 //
 //   - ComputeDirect F32/Flex32, F64: an FMA loop (2 FLOP per FMA) on every SM;
-//   - ComputeCMMA F16, BF16 (F32: TF32 tensor cores): cuBLAS GEMM of M×N×K
-//     (default 8192 each) on pseudo-random data in [-1, 1), 2·M·N·K FLOP;
+//   - ComputeCMMA F16, BF16 (F32: TF32 tensor cores) with an instruction
+//     tile (every side at most 64: 16×8×K or 16×16×K, K 16 or 8, for
+//     TF32 8 or 4): every warp of every SM issuing independent mma.sync
+//     instructions of that shape from registers (statTile), the matrix
+//     units' peak rate; larger keys (and M, N, K unset: 8192 each): a
+//     cuBLAS GEMM of M×N×K on pseudo-random data in [-1, 1), 2·M·N·K FLOP;
 //   - Memory: a 1 GiB device copy, bytes read plus written per second;
-//     MemoryRead, MemoryWrite: 1 GiB read or written;
+//     MemoryRead, MemoryWrite: 1 GiB read or written; MemoryWorkingSet:
+//     4 GiB of 16-byte reads over a working set of Bytes, in order
+//     (repeated passes) or hashed (Random), so sets within the L2 cache
+//     measure it;
 //   - Launch: host time per launch of an empty kernel, over 256 launches
 //     after a Sync (the CPU-side cost of queueing one kernel).
 //
@@ -97,7 +104,13 @@ func (b *Backend) measure(k backend.ThroughputKey) (st backend.ThroughputStat) {
 	case backend.ModeComputeDirect:
 		st.Value, st.Err = b.statFMA(k.DType)
 	case backend.ModeComputeCMMA:
-		st.Value, st.Err = b.statGemm(k)
+		if isTileKey(k) {
+			st.Value, st.Err = b.statTile(k)
+		} else {
+			st.Value, st.Err = b.statGemm(k)
+		}
+	case backend.ModeMemoryWorkingSet:
+		st.Value, st.Err = b.statWorkingSet(k)
 	case backend.ModeMemory, backend.ModeMemoryRead, backend.ModeMemoryWrite:
 		st.Value = b.statMemory(k.Mode)
 	case backend.ModeLaunch:

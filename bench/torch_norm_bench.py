@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Peer measurement for the CPU normalization kernels (backend/cpu
+softmax.go and norm.go): PyTorch CPU's softmax, log_softmax and layer_norm
+(over the last axis, with weight and bias, eps 1e-5) of a [4096, 1024]
+float32 tensor, and their backward kernels (aten._softmax_backward_data,
+aten._log_softmax_backward_data, aten.native_layer_norm_backward for the
+input gradient), at 1 and 2 threads and PyTorch's default thread count.
+
+Thread settings are interleaved round by round; each figure is the median
+over rounds of a per-round median of --iters calls after a warm-up.
+
+Usage: python3 bench/torch_norm_bench.py [--rounds R] [--iters I] [--json]
+Prints one line per op and thread setting (milliseconds), and with --json
+one JSON object per line instead.
+
+       python3 bench/torch_norm_bench.py --serve
+Reads requests "OP THREADS ITERS" (THREADS 0: PyTorch's default) from
+stdin, one per line, and answers each with the median seconds of ITERS
+calls on one line, so that a peer process can interleave its own timings
+with PyTorch's (backend/cpu's BenchmarkNormVersusTorch does).
+"""
+import json, statistics, sys, time
+
+import torch
+import torch.nn.functional as F
+
+ROWS, COLS = 4096, 1024
+
+
+def ops():
+    torch.manual_seed(1)
+    x = torch.randn(ROWS, COLS)
+    w, b = torch.randn(COLS), torch.randn(COLS)
+    g = torch.randn(ROWS, COLS)
+    y = torch.softmax(x, -1)
+    ly = torch.log_softmax(x, -1)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [COLS], w, b, 1e-5)
+    aten = torch.ops.aten
+    return {
+        "softmax": lambda: torch.softmax(x, -1),
+        "log_softmax": lambda: torch.log_softmax(x, -1),
+        "layer_norm": lambda: F.layer_norm(x, [COLS], w, b, 1e-5),
+        "softmax_grad": lambda: aten._softmax_backward_data(g, y, -1, torch.float32),
+        "log_softmax_grad": lambda: aten._log_softmax_backward_data(g, ly, -1, torch.float32),
+        "layer_norm_grad": lambda: aten.native_layer_norm_backward(g, x, [COLS], mean, rstd, w, b, [True, False, False]),
+    }
+
+
+def timed(f, iters):
+    f()
+    f()
+    ts = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def serve():
+    default = torch.get_num_threads()
+    cases = ops()
+    print("ready", default, flush=True)
+    with torch.no_grad():
+        for line in sys.stdin:
+            parts = line.split()
+            if not parts or parts[0] == "quit":
+                break
+            op, n, iters = parts[0], int(parts[1]), int(parts[2])
+            torch.set_num_threads(n if n > 0 else default)
+            print(timed(cases[op], iters), flush=True)
+
+
+def main():
+    args = sys.argv[1:]
+    if "--serve" in args:
+        serve()
+        return
+    rounds, iters = 7, 20
+    if "--rounds" in args:
+        rounds = int(args[args.index("--rounds") + 1])
+    if "--iters" in args:
+        iters = int(args[args.index("--iters") + 1])
+    as_json = "--json" in args
+    default = torch.get_num_threads()
+    settings = [("1", 1), ("2", 2), (f"default({default})", default)]
+    cases = ops()
+    res = {}
+    with torch.no_grad():
+        for _ in range(rounds):
+            for label, n in settings:
+                torch.set_num_threads(n)
+                for name, f in cases.items():
+                    res.setdefault((name, label), []).append(timed(f, iters))
+    torch.set_num_threads(default)
+    for name in cases:
+        best = None
+        for label, _ in settings:
+            ms = statistics.median(res[(name, label)]) * 1e3
+            best = ms if best is None else min(best, ms)
+            if as_json:
+                print(json.dumps({"op": name, "threads": label, "ms": round(ms, 4)}))
+            else:
+                print(f"{name:16s} threads={label:11s} {ms:8.3f} ms")
+        if as_json:
+            print(json.dumps({"op": name, "threads": "best", "ms": round(best, 4)}))
+        else:
+            print(f"{name:16s} threads=best        {best:8.3f} ms")
+
+
+if __name__ == "__main__":
+    main()

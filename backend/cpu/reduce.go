@@ -9,18 +9,25 @@ import (
 
 func init() { kernels.Set(ir.KindReduce, (*Backend).reduce, nil) }
 
-// reduce reduces In[0] along op.Axis (PyTorch's sum/amax/amin/... with dim
-// and keepdim; see ir.ReduceOp). Sum, Max and Min of contiguous
-// F32/Flex32 data along the last axis (which includes full reductions,
-// which the root package runs on the flattened tensor) or along the first
-// axis of a matrix (a column sum, as a bias gradient) run here in
-// parallel: sums accumulate in float64 like flex's, Max and Min propagate
-// NaN. Results agree with flex up to the order of the float64 additions.
-// Everything else, and empty axes, run on flex (whose F64 sums add
+// reduce reduces In[0] along op.Axis (PyTorch's sum/prod/amax/amin/...
+// with dim and keepdim; see ir.ReduceOp). Contiguous F32/Flex32 data runs
+// here, in parallel:
+//
+//   - Sum, Max and Min along the last axis (which includes full
+//     reductions, which the root package runs on the flattened tensor):
+//     sums accumulate in float64 like flex's, in several partial sums per
+//     row, so they agree with flex up to the order of the float64
+//     additions; Max and Min propagate NaN (Go's max and min).
+//   - Sum, Prod, Max and Min along any other axis (reduceAxis): whole rows
+//     at a time into a row of accumulators, each lane in flex's order, so
+//     the results are flex's bit for bit.
+//
+// Everything else (other dtypes, ArgMax and ArgMin, Prod along the last
+// axis, strided views) and empty axes run on flex (whose F64 sums add
 // pairwise).
 func (be *Backend) reduce(op ir.Op) ir.Outputs {
 	r := ir.ReduceOp(op.Sub)
-	if isF32(op.DType) && (r == backend.ReduceSum || r == backend.ReduceMax || r == backend.ReduceMin) {
+	if isF32(op.DType) && (r == backend.ReduceSum || r == backend.ReduceMax || r == backend.ReduceMin || r == backend.ReduceProd) {
 		if out := be.reduceF32(&op, r); out != nil {
 			return ir.One(out)
 		}
@@ -41,17 +48,22 @@ func (be *Backend) reduceF32(op *ir.Op, r ir.ReduceOp) ir.Tensor {
 }
 
 // reduceContiguous reduces contiguous src of shape along axis into a
-// tensor of dtype dt and shape oshape, or returns nil for a layout it does
-// not take.
+// tensor of dtype dt and shape oshape, or returns nil for what it does not
+// take (Prod along the last axis).
 func (be *Backend) reduceContiguous(op ir.ReduceOp, src []float32, shape []int, axis int, dt ir.DType, oshape []int) ir.Tensor {
 	outer := numel(shape[:axis])
 	r := shape[axis]
 	inner := numel(shape[axis+1:])
 	var out []float32
 	switch {
-	case inner == 1 && outer == 1:
+	case inner > 1:
+		out = be.f32(outer * inner)
+		reduceAxis(op, out, src, outer, r, inner)
+	case op == backend.ReduceProd:
+		return nil
+	case outer == 1:
 		out = []float32{reduceAll(op, src)}
-	case inner == 1:
+	default: // the last axis
 		out = be.f32(outer)
 		rowsOf := func(lo, hi int) {
 			if r < 8 {
@@ -70,32 +82,6 @@ func (be *Backend) reduceContiguous(op ir.ReduceOp, src []float32, shape []int, 
 				rowsOf(task*rows, min(outer, (task+1)*rows))
 			})
 		}
-	case outer == 1 && op == backend.ReduceSum:
-		out = be.f32(inner)
-		const cols = 256
-		tasks := (inner + cols - 1) / cols
-		task := func(task int) {
-			lo, hi := task*cols, min(inner, (task+1)*cols)
-			var acc [cols]float64
-			a := acc[:hi-lo]
-			for j := range r {
-				for i, v := range src[j*inner+lo : j*inner+hi] {
-					a[i] += float64(v)
-				}
-			}
-			for i, v := range a {
-				out[lo+i] = float32(v)
-			}
-		}
-		if r*inner < serialElems {
-			for i := range tasks {
-				task(i)
-			}
-		} else {
-			workers.ParallelFor(tasks, task)
-		}
-	default:
-		return nil
 	}
 	return host.NewFloat32(dt, oshape, out)
 }

@@ -91,6 +91,9 @@ implementations measured in the same run:
   softmax  [4096, 1024] f32 over the last axis
   fusion   gelu(x*a+b)*c on 16M f32, fused against op by op on the same device
   mnist    one MNIST MLP training step (784-128-10, batch 64, Adam)
+  backends f32 matmul 512, 16M add and the MNIST step on cpu, ndarray and
+           libtorch (those that initialize; libtorch needs -tags libtorch),
+           each row's speed relative to cpu's
 
 Positional arguments select families; none runs all.`,
 		Example: `  ember bench

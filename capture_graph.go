@@ -198,9 +198,9 @@ func runRecord(dev Device, what string, i int, r *ir.Record, xs []*Tensor, looku
 
 // checkReplayData makes the data checks that the Tensor methods make
 // before they build these ops, panicking with the same *Errors: the
-// indices of gather, scatter-add and index-select (unless dev checks them
-// itself) and integer divisors. A capture device, which computes nothing,
-// is not checked.
+// indices of gather, scatter-add and index-select and integer divisors,
+// each unless dev checks them itself. A capture device, which computes
+// nothing, is not checked.
 func checkReplayData(dev Device, op *ir.Op, xs []*Tensor) {
 	if _, ok := backend.As[*capture.Backend](dev.backend()); ok {
 		return
@@ -216,11 +216,7 @@ func checkReplayData(dev Device, op *ir.Op, xs []*Tensor) {
 			if !y.DType().IsInt() {
 				return
 			}
-			for _, v := range y.Int64s() {
-				if v == 0 {
-					fail(op.Name(), []string{describe("lhs", x), describe("rhs", y)}, "integer division by zero")
-				}
-			}
+			checkDivisor(dev, op.Name(), x, y)
 		}
 	}
 }

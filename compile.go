@@ -82,7 +82,8 @@ type CompiledGraph struct {
 	steps    []planStep
 	outSlots []int32
 	// hostChecks marks a plan with ops that read operands on the host
-	// (integer divisors): such a plan is never recorded.
+	// (indices and integer divisors on a device that does not check them
+	// itself): such a plan is never recorded.
 	hostChecks bool
 	random     bool
 
@@ -276,8 +277,7 @@ func (c *CompiledGraph) plan() error {
 	for _, id := range g.Outputs {
 		outputs[id] = true
 	}
-	ic, ok := backend.As[backend.IndexChecker](dev.backend())
-	checksOnDevice := ok && ic.ChecksIndicesOnDevice()
+	checksIndices, checksDivisors := checksIndicesOnDevice(dev), checksDivisorsOnDevice(dev)
 	c.steps = make([]planStep, len(g.Operations))
 	for i := range g.Operations {
 		r := &g.Operations[i]
@@ -305,13 +305,15 @@ func (c *CompiledGraph) plan() error {
 		case r.Kind == ir.KindRandom:
 			c.random = true
 		case r.Kind == ir.KindGather || r.Kind == ir.KindScatterAdd || r.Kind == ir.KindIndexSelect:
-			if !checksOnDevice {
+			if !checksIndices {
 				c.hostChecks = true
 			}
 		case r.Kind == ir.KindBinary && r.DType.IsInt():
 			switch ir.BinaryOp(r.Sub) {
 			case ir.OpDiv, ir.OpFloorDiv, ir.OpRem, ir.OpMod:
-				c.hostChecks = true
+				if !checksDivisors {
+					c.hostChecks = true
+				}
 			}
 		}
 		c.steps[i] = s

@@ -28,6 +28,8 @@ type graphRecorderBackend struct {
 	launches  int
 	// refuse makes BeginGraph fail (a capture the device rejects).
 	refuse bool
+	// divisors makes ChecksDivisorsOnDevice report true.
+	divisors bool
 }
 
 // staticTensor is a NewStatic buffer.
@@ -363,6 +365,14 @@ func TestCompiledDeviceGraph(t *testing.T) {
 // ChecksIndicesOnDevice lets gathers be recorded, as on CUDA (a bad index
 // would panic in Launch here).
 func (b *graphRecorderBackend) ChecksIndicesOnDevice() bool { return true }
+
+// ChecksDivisorsOnDevice reports the divisors switch: a device that
+// checks integer divisors itself lets integer divisions be recorded.
+func (b *graphRecorderBackend) ChecksDivisorsOnDevice() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.divisors
+}
 
 // captureFunc records f over fresh f32 inputs of the given shapes on a
 // capture device.

@@ -214,7 +214,24 @@
 // Rounding is half to even; float→int casts truncate toward zero; F16 and
 // BF16 round to nearest even. Integer Div truncates (Go's /), FloorDiv
 // floors (Python's //), Rem takes the dividend's sign (Go's %), Mod the
-// divisor's (Python's %); integer division by zero panics with an *Error.
+// divisor's (Python's %).
+//
+// Data-dependent errors — an integer division by zero, an index out of
+// range in Gather, ScatterAdd, IndexSelect and their compositions, a
+// OneHot label outside its classes — are found where finding them is
+// free. On devices that check on the host (flex, cpu) the operands are
+// read back first and the op panics with an *Error naming the op and the
+// bad value. Devices that check on the device (cuda, remote, capture:
+// backend.DivisorChecker and backend.IndexChecker) read nothing back, so
+// these ops queue without waiting for the device, and the next
+// Device.Sync or read of a tensor of that device returns an error wrapping
+// ErrExecution that names the device and the op ("cuda:0: execution
+// failed: div: integer division by zero (i32 operands)"); the device
+// keeps working after reporting it. The failing op's result is not to be
+// used (on cuda a failing element holds 0 and a bad scatter is skipped; a
+// remote device fails every read of it). A capture device checks nothing:
+// the device a graph replays on does.
+//
 // Integer Arange is computed exactly in integers; F64 sums and means add
 // pairwise. Tensor.String summarizes large tensors as PyTorch does and
 // reads only the elements it shows.

@@ -2,6 +2,7 @@ package ember
 
 import (
 	"math"
+	"slices"
 
 	"github.com/emberml/ember/ir"
 )
@@ -131,11 +132,19 @@ func (x *Tensor) clampBound(op string, v float64, lower bool) (c float64, ok boo
 
 // OneHot encodes integer labels of any shape S as a float tensor of shape
 // S + [numClasses] (the device's float dtype) holding 1 at each label's
-// class and 0 elsewhere (PyTorch's one_hot, with a float result), computed
-// as labels.Unsqueeze(-1) == Arange(0, numClasses). The result is never
-// tracked by autodiff. It panics with an *Error when labels is not an
-// integer tensor, numClasses is negative, or a label is outside
-// [0, numClasses).
+// class and 0 elsewhere (PyTorch's one_hot, with a float result). The
+// result is never tracked by autodiff. It panics with an *Error when
+// labels is not an integer tensor or numClasses is negative.
+//
+// A label outside [0, numClasses) panics with an *Error naming its value
+// and flat position on devices that check indices on the host (flex,
+// cpu): the labels are read back first, which costs nothing there. On
+// devices that check indices themselves (backend.IndexChecker: cuda,
+// remote, capture) nothing is read back and OneHot queues without waiting
+// for the device: it runs as a ScatterAdd of ones into zeros, and a bad
+// label makes the next Device.Sync or read return an error wrapping
+// ErrExecution that names scatter_add and the label, as a bad index of
+// ScatterAdd does. Both forms give the same values.
 func OneHot(labels *Tensor, numClasses int) *Tensor {
 	labels.need("one_hot", "labels")
 	ops := []string{describe("labels", labels)}
@@ -145,14 +154,38 @@ func OneHot(labels *Tensor, numClasses int) *Tensor {
 	if numClasses < 0 {
 		fail("one_hot", ops, "numClasses %d is negative", numClasses)
 	}
+	dt := DType(labels.dev.opSettings().FloatDType)
+	if checksIndicesOnDevice(labels.dev) {
+		return oneHotScatter(labels, numClasses, dt)
+	}
 	for i, v := range labels.Int64s() {
 		if v < 0 || v >= int64(numClasses) {
 			fail("one_hot", ops, "label %d at flat position %d is outside [0, %d)", v, i, numClasses)
 		}
 	}
+	return oneHotCompare(labels, numClasses, dt)
+}
+
+// oneHotCompare is OneHot in dtype dt of labels known to be in range, as
+// labels.Unsqueeze(-1) == Arange(0, numClasses) cast to dt.
+func oneHotCompare(labels *Tensor, numClasses int, dt DType) *Tensor {
 	classes := Arange(0, numClasses, labels.dev)
-	hot := labels.Unsqueeze(-1).Eq(classes)
-	return hot.Cast(DType(labels.dev.opSettings().FloatDType))
+	return labels.Unsqueeze(-1).Eq(classes).Cast(dt)
+}
+
+// oneHotScatter is OneHot in dtype dt without reading the labels: ones
+// scattered along the class axis of zeros [n, numClasses] at the n
+// flattened labels (ScatterAdd, whose indices the device checks),
+// reshaped to S + [numClasses]. Each row receives a single 1 added to 0,
+// so the values are exact and deterministic. It takes memory for the
+// result alone, where gathering rows of an identity matrix would also
+// hold numClasses² elements (10 GB in F32 for a 50k-word vocabulary).
+func oneHotScatter(labels *Tensor, numClasses int, dt DType) *Tensor {
+	shape := labels.shape()
+	n := labels.NumElements()
+	idx := labels.Reshape(n, 1)
+	hot := FullDType([]int{n, numClasses}, 0, dt, labels.dev).ScatterAdd(1, idx, FullDType([]int{n, 1}, 1, dt, labels.dev))
+	return hot.Reshape(append(slices.Clone(shape), numClasses)...)
 }
 
 // AllClose reports whether |x - y| <= atol + rtol·|y| for every element

@@ -137,14 +137,39 @@ func (x *Tensor) binaryChecked(op backend.BinaryOp, y *Tensor, nonZero bool) *Te
 			y = y.castTo(dt)
 		}
 		if !nonZero && dt.IsInt() && (op == backend.OpDiv || op == backend.OpFloorDiv || op == backend.OpRem || op == backend.OpMod) {
-			for _, v := range y.Int64s() {
-				if v == 0 {
-					fail(op.String(), []string{describe("lhs", x), describe("rhs", y)}, "integer division by zero")
-				}
-			}
+			checkDivisor(dev, op.String(), x, y)
 		}
 	}
 	return dev.run(&ir.Op{Kind: ir.KindBinary, Sub: uint8(op), In: [3]ir.Tensor{x.on(dev), y.on(dev)}}, x0, y0)
+}
+
+// checkDivisor panics with an *Error naming op when the integer divisor y
+// holds a zero, reading it to the host, unless dev checks divisors itself
+// (backend.DivisorChecker: CUDA, remote, capture), where the next Sync or
+// read reports a zero divisor and no device round trip is made here.
+func checkDivisor(dev Device, op string, x, y *Tensor) {
+	if checksDivisorsOnDevice(dev) {
+		return
+	}
+	for _, v := range y.Int64s() {
+		if v == 0 {
+			fail(op, []string{describe("lhs", x), describe("rhs", y)}, "integer division by zero")
+		}
+	}
+}
+
+// checksDivisorsOnDevice reports whether dev's backend checks integer
+// divisors itself (backend.DivisorChecker).
+func checksDivisorsOnDevice(dev Device) bool {
+	dc, ok := backend.As[backend.DivisorChecker](dev.backend())
+	return ok && dc.ChecksDivisorsOnDevice()
+}
+
+// checksIndicesOnDevice reports whether dev's backend checks the indices
+// of Gather, ScatterAdd and IndexSelect itself (backend.IndexChecker).
+func checksIndicesOnDevice(dev Device) bool {
+	ic, ok := backend.As[backend.IndexChecker](dev.backend())
+	return ok && ic.ChecksIndicesOnDevice()
 }
 
 // commonDevice2 is commonDevice for the two operands of a binary op,

@@ -425,7 +425,7 @@ func checkIndex(op string, x, index *Tensor) {
 }
 
 func (x *Tensor) checkBounds(op string, index *Tensor, size int) {
-	if dc, ok := backend.As[backend.IndexChecker](x.dev.backend()); ok && dc.ChecksIndicesOnDevice() {
+	if checksIndicesOnDevice(x.dev) {
 		return // reported by the device's next Sync or read
 	}
 	for i, v := range index.Int64s() {

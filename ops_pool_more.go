@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
 )
 
@@ -208,7 +207,7 @@ func (x *Tensor) MaxUnpool2d(indices *Tensor, opts PoolOptions, size [2]int) *Te
 	}
 	plane := size[0] * size[1]
 	idx := indices.Reshape(s[0], s[1], -1).castTo(I64)
-	if dc, ok := backend.As[backend.IndexChecker](x.dev.backend()); !ok || !dc.ChecksIndicesOnDevice() {
+	if !checksIndicesOnDevice(x.dev) {
 		for _, v := range idx.Int64s() {
 			if v < 0 || v >= int64(plane) {
 				fail("max_unpool2d", []string{describe("x", x), describe("indices", indices)}, "index %d is outside the output plane of %d x %d", v, size[0], size[1])

@@ -432,8 +432,6 @@ func checkEq(t *testing.T, what string, got *Tensor, want ref, dt DType) {
 // shapeName formats a shape for subtest names.
 func shapeName(s []int) string { return fmt.Sprint(s) }
 
-// expectPanic runs f and fails unless it panics with an *Error whose
-// message contains every fragment.
 // expectIndexError checks that a bad index is reported: as a panic from the
 // op on devices that check indices on the host, or as an error wrapping
 // ErrExecution from the next Sync on devices that check them on the device
@@ -441,12 +439,31 @@ func shapeName(s []int) string { return fmt.Sprint(s) }
 func expectIndexError(t *testing.T, what string, dev Device, f func() *Tensor, fragments ...string) {
 	t.Helper()
 	dc, ok := backend.As[backend.IndexChecker](dev.Backend())
-	if !ok || !dc.ChecksIndicesOnDevice() {
+	expectDataError(t, what, dev, ok && dc.ChecksIndicesOnDevice(), f, fragments...)
+}
+
+// expectDivisorError checks that a zero integer divisor is reported: as a
+// panic from the op on devices that check divisors on the host, or as an
+// error wrapping ErrExecution from the next Sync on devices that check
+// them on the device (backend.DivisorChecker).
+func expectDivisorError(t *testing.T, what string, dev Device, f func() *Tensor, fragments ...string) {
+	t.Helper()
+	dc, ok := backend.As[backend.DivisorChecker](dev.Backend())
+	expectDataError(t, what, dev, ok && dc.ChecksDivisorsOnDevice(), f, fragments...)
+}
+
+// expectDataError checks that f's bad data is reported: as a panic with an
+// *Error from f when onDevice is false, else as an error wrapping
+// ErrExecution from the next Sync and from that one alone, f itself
+// returning without a panic; every message contains every fragment.
+func expectDataError(t *testing.T, what string, dev Device, onDevice bool, f func() *Tensor, fragments ...string) {
+	t.Helper()
+	if !onDevice {
 		expectPanic(t, what, func() { f() }, fragments...)
 		return
 	}
 	if err := Try(func() { f() }); err != nil {
-		t.Errorf("%s: op panicked on a device that checks indices itself: %v", what, err)
+		t.Errorf("%s: op panicked on a device that checks its data itself: %v", what, err)
 		return
 	}
 	err := dev.Sync()
@@ -464,6 +481,8 @@ func expectIndexError(t *testing.T, what string, dev Device, f func() *Tensor, f
 	}
 }
 
+// expectPanic runs f and fails unless it panics with an *Error whose
+// message contains every fragment.
 func expectPanic(t *testing.T, what string, f func(), fragments ...string) {
 	t.Helper()
 	err := Try(f)

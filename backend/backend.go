@@ -57,8 +57,9 @@ type Wrapper interface {
 // As returns the first backend of b's decorator chain (b, then what
 // b.Unwrap returns, and so on) that implements T, as errors.As walks an
 // error chain. Device capabilities (MemoryManager, PerformanceStater,
-// DeviceDescriber, IndexChecker) and decorator-specific APIs are found
-// this way, whatever decorators wrap the backend that has them.
+// DeviceDescriber, IndexChecker, DivisorChecker) and decorator-specific
+// APIs are found this way, whatever decorators wrap the backend that has
+// them.
 func As[T any](b Backend) (T, bool) {
 	for b != nil {
 		if t, ok := b.(T); ok {
@@ -94,6 +95,20 @@ type IndexChecker interface {
 	// ChecksIndicesOnDevice reports whether the backend checks indices
 	// on the device.
 	ChecksIndicesOnDevice() bool
+}
+
+// DivisorChecker is implemented by backends that check the divisors of
+// integer Div, FloorDiv, Rem and Mod on the device and report a zero
+// divisor from the next Sync or ToData (an error wrapping ErrExecution
+// that names the device and the op) instead of failing the op. The root
+// package then skips its host-side check, which would read every integer
+// divisor back and so cost a device round trip per division. A backend
+// that does not implement it (or reports false) is handed no integer
+// division by zero by the root package.
+type DivisorChecker interface {
+	// ChecksDivisorsOnDevice reports whether the backend checks integer
+	// divisors on the device.
+	ChecksDivisorsOnDevice() bool
 }
 
 // DeviceInfo describes a device's hardware: the model name the driver

@@ -3,10 +3,10 @@
 // through which every operation arrives as an ir.Op value — DeviceID, the
 // Driver registry through which backends register themselves like
 // database/sql drivers, the device capabilities a backend may offer
-// (MemoryManager, PerformanceStater, DeviceDescriber, IndexChecker), the
-// sentinel errors, and Kernels, the kernel table backends dispatch Exec
-// through. The element types and host values (DType, TensorData) are
-// package ir's, re-exported here.
+// (MemoryManager, PerformanceStater, DeviceDescriber, IndexChecker,
+// DivisorChecker), the sentinel errors, and Kernels, the kernel table
+// backends dispatch Exec through. The element types and host values
+// (DType, TensorData) are package ir's, re-exported here.
 //
 // Backend packages (backend/flex, backend/cpu, backend/cuda, ...) import
 // this package and ir, never the root ember package. The root package

@@ -36,8 +36,8 @@ func (Driver) Devices() []backend.DeviceID { return nil }
 func (Driver) Priority() int { return 0 }
 
 // Backend records the ops it receives instead of running them (Burn's
-// capture device). It implements backend.Backend and backend.IndexChecker
-// and is safe for concurrent use.
+// capture device). It implements backend.Backend, backend.IndexChecker and
+// backend.DivisorChecker and is safe for concurrent use.
 //
 // Tensors are *Tensor handles with a shape, a dtype and an id from a
 // counter of the backend (1, 2, ...; never reused). FromData makes a
@@ -61,8 +61,9 @@ type Backend struct {
 }
 
 var (
-	_ backend.Backend      = (*Backend)(nil)
-	_ backend.IndexChecker = (*Backend)(nil)
+	_ backend.Backend        = (*Backend)(nil)
+	_ backend.IndexChecker   = (*Backend)(nil)
+	_ backend.DivisorChecker = (*Backend)(nil)
 )
 
 // info describes one tensor of the backend.
@@ -183,6 +184,11 @@ func (b *Backend) SupportsDType(dt backend.DType) bool { return dt.Valid() }
 // ChecksIndicesOnDevice reports true (backend.IndexChecker): indices are
 // checked where a graph replays, so the caller does not read them back.
 func (b *Backend) ChecksIndicesOnDevice() bool { return true }
+
+// ChecksDivisorsOnDevice reports true (backend.DivisorChecker): the
+// divisors of integer divisions are checked where a graph replays, so the
+// caller does not read them back (a recorded result has no data to read).
+func (b *Backend) ChecksDivisorsOnDevice() bool { return true }
 
 // FromData makes a value: a tensor holding a copy of data, inside or
 // outside a scope. A recorded op that uses it puts it in the graph's

@@ -165,8 +165,8 @@ func TestForeignSeedAndValues(t *testing.T) {
 	if !b.Supports(ir.KindAdamStep, ir.F32) || !b.Supports(ir.KindConv2d, ir.BF16) || b.Supports(ir.Kind(0), ir.F32) || b.Supports(ir.KindMatmul, ir.DType(99)) {
 		t.Error("Supports is not every valid kind and dtype")
 	}
-	if !b.ChecksIndicesOnDevice() || b.Sync() != nil {
-		t.Error("ChecksIndicesOnDevice or Sync")
+	if !b.ChecksIndicesOnDevice() || !b.ChecksDivisorsOnDevice() || b.Sync() != nil {
+		t.Error("ChecksIndicesOnDevice, ChecksDivisorsOnDevice or Sync")
 	}
 }
 

@@ -18,8 +18,8 @@ import (
 // implements backend.Backend (ops arrive through Exec and are dispatched
 // through the kernel table), backend.MemoryManager,
 // backend.PerformanceStater, backend.DeviceDescriber,
-// backend.IndexChecker and backend.GraphRecorder (CUDA graphs: see
-// BeginGraph), and is safe for concurrent use.
+// backend.IndexChecker, backend.DivisorChecker and backend.GraphRecorder
+// (CUDA graphs: see BeginGraph), and is safe for concurrent use.
 type Backend struct {
 	id           backend.DeviceID
 	dev          cu.Device
@@ -119,9 +119,12 @@ func (b *Backend) MultiprocessorCount() int { return b.smCount }
 // Sync waits for all queued work. An asynchronous fault (an illegal
 // address in a kernel, ...) comes back as an error wrapping
 // backend.ErrExecution that names the CUDA error; such a fault is sticky:
-// the device stays unusable and every later operation fails with it.
-// While the backend records a graph, Sync returns an error wrapping
-// ErrRecording at once (the recording goes on).
+// the device stays unusable and every later operation fails with it. An
+// index out of range or a zero integer divisor that a kernel reported
+// since the last Sync or ToData comes back as an error wrapping
+// backend.ErrExecution that names the op; it is reported once, and the
+// device stays usable. While the backend records a graph, Sync returns an
+// error wrapping ErrRecording at once (the recording goes on).
 func (b *Backend) Sync() error {
 	if err := b.failed(); err != nil {
 		return err
@@ -137,7 +140,7 @@ func (b *Backend) Sync() error {
 		}
 		return e
 	}
-	return b.indexError()
+	return b.statusError()
 }
 
 // kernels is the backend's kernel table: each ops file registers the kinds
@@ -171,6 +174,15 @@ func (b *Backend) Exec(op ir.Op) ir.Outputs {
 // the host, which would cost a device round trip per op
 // (backend.IndexChecker).
 func (b *Backend) ChecksIndicesOnDevice() bool { return true }
+
+// ChecksDivisorsOnDevice reports that the integer Div, FloorDiv, Rem and
+// Mod kernels, unfused and inside fused programs, check their divisors on
+// the device: a zero divisor gives 0 in its element and is reported by the
+// next Sync or ToData as an error wrapping backend.ErrExecution that names
+// the device and the op ("cuda:0: execution failed: div: integer division
+// by zero (i32 operands)"), instead of being looked for on the host, which
+// would cost a device round trip per division (backend.DivisorChecker).
+func (b *Backend) ChecksDivisorsOnDevice() bool { return true }
 
 // Flush is a no-op: every operation is queued on the stream when it is called.
 func (b *Backend) Flush() {}

@@ -34,8 +34,10 @@ func (b *Backend) FromData(data *backend.TensorData) backend.Tensor {
 // ToData copies t to the host as contiguous row-major TensorData, waiting
 // for the work that produces it. It returns an error wrapping
 // backend.ErrExecution when that work failed (or the device is unusable
-// after an earlier fault) instead of panicking, and one wrapping
-// ErrRecording while the backend records a graph.
+// after an earlier fault, or a kernel reported a bad index or a zero
+// integer divisor since the last Sync or ToData, as Sync does) instead of
+// panicking, and one wrapping ErrRecording while the backend records a
+// graph.
 func (b *Backend) ToData(x backend.Tensor) (data *backend.TensorData, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -64,7 +66,7 @@ func (b *Backend) ToData(x backend.Tensor) (data *backend.TensorData, err error)
 	if err := cu.StreamSynchronize(b.stream); err != nil {
 		return nil, b.execError(err)
 	}
-	if err := b.indexError(); err != nil {
+	if err := b.statusError(); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(t)

@@ -60,8 +60,11 @@
 // NVRTC kernels. F16 and BF16 need compute capability 8.0. Semantics are
 // those documented at the kinds in package ir (PyTorch's), with
 // backend/flex as the reference. Gather, ScatterAdd and IndexSelect check
-// their indices on the device (backend.IndexChecker); DeviceInfo names
-// the GPU (backend.DeviceDescriber).
+// their indices on the device (backend.IndexChecker), and the integer
+// divisions (Div, FloorDiv, Rem, Mod) their divisors
+// (backend.DivisorChecker): a failure is reported by the next Sync or read
+// as an error wrapping backend.ErrExecution that names the op. DeviceInfo
+// names the GPU (backend.DeviceDescriber).
 //
 // Fused elementwise programs (backend.Fuser, for backend/fusion) become one
 // generated kernel per program signature and input layout, each node

@@ -42,6 +42,7 @@ var (
 	_ backend.PerformanceStater = (*Backend)(nil)
 	_ backend.DeviceDescriber   = (*Backend)(nil)
 	_ backend.IndexChecker      = (*Backend)(nil)
+	_ backend.DivisorChecker    = (*Backend)(nil)
 )
 
 // Devices lists every GPU the driver reports (cuda:0, cuda:1, ...); nil

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"runtime"
@@ -199,7 +200,7 @@ func TestFusedSource(t *testing.T) {
 			"const float v5 = opq(cast_f16_f32(v4), Z);",
 			"opq((double)(bin_float<double>(8, (v6), (x2))), Z);",
 			"bin_int<i32>(21, x1, v8);",
-			"bin_int<i32>(5, v9, x1);",
+			fmt.Sprintf("div_chk<i32>(5, v9, x1, S, %du);", uint32(backend.I32)),
 			"cmp<double>(14, (v11), (v7));",
 			"un_bool(19, v12);",
 			"bin_bool(20, v13, v14);",

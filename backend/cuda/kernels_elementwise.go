@@ -33,11 +33,15 @@ type elemSpec struct {
 	T0, T1, T2 string // input storage types (unused ones "u8")
 	TO         string // output storage type
 	Nin        int
-	Apply      string // defines __device__ TO apply(int op, T0 a, T1 b, T2 c)
+	Apply      string // defines __device__ TO apply(int op, T0 a, T1 b, T2 c[, u32* st])
 	Contig     bool
 	Op         int // the op as a compile-time constant in contig kernels (0: read at run time)
 	IDX        string
 	Vec        int
+	// Status: apply takes the status word as a fifth argument, the
+	// kernel's last parameter (the integer divisions, which report a zero
+	// divisor there).
+	Status bool
 }
 
 const elemUnroll = 4
@@ -68,7 +72,7 @@ union V0 { R0 u; T0 v[VEC]; };
 union V1 { R1 u; T1 v[VEC]; };
 union V2 { R2 u; T2 v[VEC]; };
 union VO { RO u; TO v[VEC]; };
-extern "C" __global__ void {{.Name}}(i64 n, int op, u64 pout, u64 p0, u64 p1, u64 p2, int sc0, int sc1, int sc2) {
+extern "C" __global__ void {{.Name}}(i64 n, int op, u64 pout, u64 p0, u64 p1, u64 p2, int sc0, int sc1, int sc2{{if .Status}}, u64 pstatus{{end}}) {
 	TO* __restrict__ out = (TO*)pout;
 	const T0* __restrict__ a0 = (const T0*)p0;
 	const T1* __restrict__ a1 = (const T1*)p1;
@@ -104,7 +108,7 @@ extern "C" __global__ void {{.Name}}(i64 n, int op, u64 pout, u64 p0, u64 p1, u6
 				for (int k = 0; k < VEC; k++) {
 					o.v[k] = apply(OPC, sc0 ? s0 : r0[u].v[k],
 						{{if gt .Nin 1}}sc1 ? s1 : r1[u].v[k]{{else}}s1{{end}},
-						{{if gt .Nin 2}}sc2 ? s2 : r2[u].v[k]{{else}}s2{{end}});
+						{{if gt .Nin 2}}sc2 ? s2 : r2[u].v[k]{{else}}s2{{end}}{{if .Status}}, (u32*)pstatus{{end}});
 				}
 				((RO*)out)[j] = o.u;
 			}
@@ -114,13 +118,13 @@ extern "C" __global__ void {{.Name}}(i64 n, int op, u64 pout, u64 p0, u64 p1, u6
 	if (t < n) {
 		out[t] = apply(OPC, sc0 ? s0 : a0[t],
 			{{if gt .Nin 1}}sc1 ? s1 : a1[t]{{else}}s1{{end}},
-			{{if gt .Nin 2}}sc2 ? s2 : a2[t]{{else}}s2{{end}});
+			{{if gt .Nin 2}}sc2 ? s2 : a2[t]{{else}}s2{{end}}{{if .Status}}, (u32*)pstatus{{end}});
 	}
 }
 {{- else}}
 typedef {{.IDX}} IDX;
 struct Lay { i64 n, rank, shape[8], st[4][8]; };
-extern "C" __global__ void {{.Name}}(Lay L, int op, u64 pout, u64 p0, u64 p1, u64 p2) {
+extern "C" __global__ void {{.Name}}(Lay L, int op, u64 pout, u64 p0, u64 p1, u64 p2{{if .Status}}, u64 pstatus{{end}}) {
 	TO* out = (TO*)pout;
 	const T0* a0 = (const T0*)p0;
 	const T1* a1 = (const T1*)p1;
@@ -151,7 +155,7 @@ extern "C" __global__ void {{.Name}}(Lay L, int op, u64 pout, u64 p0, u64 p1, u6
 		}
 		out[o0] = apply(op, a0[o1],
 			{{if gt .Nin 1}}a1[o2]{{else}}(T1)0{{end}},
-			{{if gt .Nin 2}}a2[o3]{{else}}(T2)0{{end}});
+			{{if gt .Nin 2}}a2[o3]{{else}}(T2)0{{end}}{{if .Status}}, (u32*)pstatus{{end}});
 	}
 }
 {{- end}}
@@ -200,6 +204,13 @@ func binaryApply(dt backend.DType, compare bool) string {
 		body = "bin_int<" + c.S + ">(op, a, b)"
 	}
 	return "__device__ __forceinline__ TO apply(int op, T0 a, T1 b, T2 c) { return " + body + "; }"
+}
+
+// divideApply renders apply for the integer divisions (Div, FloorDiv,
+// Rem, Mod) on the integer dtype dt: bin_int with the divisor checked
+// (div_chk), a zero divisor reported in the status word st.
+func divideApply(dt backend.DType) string {
+	return fmt.Sprintf("__device__ __forceinline__ TO apply(int op, T0 a, T1 b, T2 c, u32* st) { return div_chk<%s>(op, a, b, st, %du); }", ctypeOf(dt).S, uint32(dt))
 }
 
 const whereApply = "__device__ __forceinline__ TO apply(int op, T0 a, T1 b, T2 c) { return a ? b : c; }"

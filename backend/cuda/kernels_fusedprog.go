@@ -55,6 +55,11 @@ import (
 //
 // Full's constants are kernel parameters too (the bits Full stores), not
 // literals, so that nothing is constant-folded at compile time.
+//
+// A program with integer divisions (Div, FloorDiv, Rem, Mod on integers)
+// checks its divisors as the unfused kernel does (div_chk): its parameter
+// block ends with the backend's status word, passed to body as S, and a
+// zero divisor gives 0 and is reported there (ops_status.go).
 
 // Input layout classes.
 const (
@@ -198,6 +203,18 @@ func fusedOpDefined(n *ir.FusedNode, in backend.DType) bool {
 	return false
 }
 
+// fusedDivides reports whether p has an integer division node, whose
+// kernel takes the status word.
+func fusedDivides(p *ir.FusedProgram) bool {
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		if n.Kind == ir.KindBinary && n.NumArgs() == 2 && isIntDivision(fusedValueDType(p, n.Args[0]), ir.BinaryOp(n.Sub)) {
+			return true
+		}
+	}
+	return false
+}
+
 // fusedRN are the round-to-nearest intrinsics of float add, sub, mul and
 // div, by compute type.
 var fusedRN = map[string]map[ir.BinaryOp]string{
@@ -274,6 +291,8 @@ func fusedExpr(n *ir.FusedNode, in backend.DType, args [3]string, k string) stri
 			e = st(c, fusedRN[c.C][o]+"("+ld(c, a)+", "+ld(c, b)+")")
 		case c.Kind == 'f':
 			e = st(c, "bin_float<"+c.C+">("+op+", "+ld(c, a)+", "+ld(c, b)+")")
+		case isIntDivision(in, o):
+			e = fmt.Sprintf("div_chk<%s>(%s, %s, %s, S, %du)", c.S, op, a, b, uint32(in))
 		default:
 			e = "bin_int<" + c.S + ">(" + op + ", " + a + ", " + b + ")"
 		}
@@ -366,12 +385,21 @@ func fusedSource(s fusedSpec) string {
 	if nk > 0 {
 		w("\tu64 k[%d];\n", nk)
 	}
-	w("\tu64 zero;\n};\n")
+	w("\tu64 zero;\n")
+	divides := fusedDivides(p)
+	if divides {
+		w("\tu64 status;\n")
+	}
+	w("};\n")
 
-	// body computes every node of one element: Z is 0, k* the constants,
-	// x* the inputs' values, y* the outputs.
+	// body computes every node of one element: Z is 0, S the status word
+	// (programs with integer divisions), k* the constants, x* the inputs'
+	// values, y* the outputs.
 	var params []string
 	params = append(params, "const u64 Z")
+	if divides {
+		params = append(params, "u32* const S")
+	}
 	kq := 0
 	for i := range p.Nodes {
 		if n := &p.Nodes[i]; n.Kind == ir.KindFull {
@@ -418,6 +446,9 @@ func fusedSource(s fusedSpec) string {
 	// The kernel's prologue: pointers, scalars and constants.
 	var pro strings.Builder
 	fmt.Fprintf(&pro, "\tconst u64 Z = P.zero;\n")
+	if divides {
+		fmt.Fprintf(&pro, "\tu32* const S = (u32*)P.status;\n")
+	}
 	kq = 0
 	for i := range p.Nodes {
 		if n := &p.Nodes[i]; n.Kind == ir.KindFull {
@@ -435,8 +466,11 @@ func fusedSource(s fusedSpec) string {
 	for o := range no {
 		fmt.Fprintf(&pro, "\t%s* __restrict__ y%d = (%s*)P.out[%d];\n", outT(o), o, outT(o), o)
 	}
-	consts := make([]string, 0, nk+1)
+	consts := make([]string, 0, nk+2)
 	consts = append(consts, "Z")
+	if divides {
+		consts = append(consts, "S")
+	}
 	for q := range nk {
 		consts = append(consts, fmt.Sprintf("k%d", q))
 	}

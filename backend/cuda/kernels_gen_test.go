@@ -29,6 +29,9 @@ func allKernelSources() map[string]string {
 		addElem(unaryCall(dt, backend.OpExp), s, s)
 		addElem(binaryCall(dt, backend.OpAdd), s, s, s)
 		addElem(binaryCall(dt, backend.OpLt), 1, s, s)
+		if dt.IsInt() {
+			addElem(binaryCall(dt, backend.OpDiv), s, s, s) // the divide family, which checks divisors
+		}
 		for _, idx := range []string{"int", "i64"} {
 			name := "ember_cast_" + ctypeOf(dt).Name + "_" + idx
 			add(name, func() string { return castSource(dt, name, idx) })

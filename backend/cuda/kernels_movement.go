@@ -9,7 +9,7 @@ import "github.com/emberml/ember/backend"
 // by-value struct Idx. Every index is checked against the axis size: an
 // index outside [0, size) writes 0 (gather, index-select) or is skipped
 // (scatter-add) and is reported in the status word (report_index), which
-// Backend.indexError turns into an error.
+// Backend.statusError turns into an error.
 //
 // Scatter-add uses atomics, so float results may differ between runs in
 // the last bits (the order of the additions varies, as PyTorch's CUDA

@@ -263,9 +263,11 @@ template <typename C> __device__ __forceinline__ u8 cmp(int op, C a, C b) {
 	return 0;
 }
 
-// ---- bounds-check status word ----
-// status[0]: 0, or the code of the first failing op; status[1..2]: the
-// offending index (low, high word); status[3]: the axis size.
+// ---- status word (ops_status.go) ----
+// status[0]: 0, or the code of the first failing op. An index out of
+// range (report_index): the indexing op's code, status[1..2] the index
+// (low, high word), status[3] the axis size. A zero integer divisor
+// (report_div): 0x100 | the division's op code, status[1] the dtype.
 __device__ __forceinline__ void report_index(u32* status, u32 code, i64 idx, i64 size) {
 	if (atomicCAS(status, 0u, code) == 0u) {
 		status[1] = (u32)((u64)idx);
@@ -273,5 +275,22 @@ __device__ __forceinline__ void report_index(u32* status, u32 code, i64 idx, i64
 		status[3] = (u32)size;
 		__threadfence();
 	}
+}
+__device__ __forceinline__ void report_div(u32* status, int op, u32 dt) {
+	if (atomicCAS(status, 0u, 0x100u | (u32)op) == 0u) {
+		status[1] = dt;
+		status[2] = 0u;
+		status[3] = 0u;
+		__threadfence();
+	}
+}
+// div_chk is bin_int for the integer divisions (Div, FloorDiv, Rem, Mod)
+// with the divisor checked: a zero divisor gives 0 and is reported.
+template <typename T> __device__ __forceinline__ T div_chk(int op, T a, T b, u32* status, u32 dt) {
+	if (b == (T)0) {
+		report_div(status, op, dt);
+		return (T)0;
+	}
+	return bin_int<T>(op, a, b);
 }
 `

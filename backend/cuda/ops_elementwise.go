@@ -26,6 +26,9 @@ type elemCall struct {
 	apply  string
 	op     int
 	key    elemKey // identifies the call for the kernel caches (zero: uncached)
+	// status: the kernel takes the backend's status word as its last
+	// parameter (the integer divisions report a zero divisor there).
+	status bool
 }
 
 // elemKey identifies an elemCall: its kind (unary, binary, where, copy),
@@ -89,8 +92,22 @@ func binaryCall(dt backend.DType, op backend.BinaryOp) elemCall {
 		if op.IsComparison() {
 			return elemCall{fam: "compare_" + c.Name, tin: []string{c.S, c.S}, tout: "u8", apply: binaryApply(dt, true), op: int(op), opName: perOp(dt, op.String())}
 		}
+		if isIntDivision(dt, op) {
+			return elemCall{fam: "divide_" + c.Name, tin: []string{c.S, c.S}, tout: c.S, apply: divideApply(dt), op: int(op), status: true}
+		}
 		return elemCall{fam: "binary_" + c.Name, tin: []string{c.S, c.S}, tout: c.S, apply: binaryApply(dt, false), op: int(op), opName: perOp(dt, op.String())}
 	})
+}
+
+// isIntDivision reports whether op on dt is an integer division (Div,
+// FloorDiv, Rem or Mod on an integer dtype), whose kernels check the
+// divisor on the device.
+func isIntDivision(dt backend.DType, op backend.BinaryOp) bool {
+	switch op {
+	case backend.OpDiv, backend.OpFloorDiv, backend.OpRem, backend.OpMod:
+		return dt.IsInt()
+	}
+	return false
 }
 
 // whereCall is the launch of Where on elements of size bytes.
@@ -221,6 +238,9 @@ func (b *Backend) elementwiseLaunch(c elemCall, sh []int, st [][]int, ptrs []uin
 		for _, v := range sc {
 			a.i32(v)
 		}
+		if c.status {
+			a.u64(b.statusWord())
+		}
 		b.launchPacked(k, grid1(n/vec, blockSize*elemUnroll), block1, 0, a.bytes())
 		return
 	}
@@ -233,6 +253,9 @@ func (b *Backend) elementwiseLaunch(c elemCall, sh []int, st [][]int, ptrs []uin
 	a.i32(int32(c.op))
 	for _, v := range p {
 		a.u64(v)
+	}
+	if c.status {
+		a.u64(b.statusWord())
 	}
 	b.launchPacked(k, grid1(n, blockSize), block1, 0, a.bytes())
 }
@@ -260,7 +283,7 @@ func (b *Backend) elemKernel(c elemCall, variant uint8, src func() (string, func
 func elemSource(c elemCall, contig bool, idx string, vec int) (string, func() string) {
 	tin := [3]string{"u8", "u8", "u8"}
 	copy(tin[:], c.tin)
-	spec := elemSpec{T0: tin[0], T1: tin[1], T2: tin[2], TO: c.tout, Nin: len(c.tin), Apply: c.apply, Vec: vec, Contig: contig, IDX: idx}
+	spec := elemSpec{T0: tin[0], T1: tin[1], T2: tin[2], TO: c.tout, Nin: len(c.tin), Apply: c.apply, Vec: vec, Contig: contig, IDX: idx, Status: c.status}
 	switch {
 	case contig && c.opName != "":
 		spec.Name, spec.Op = "ember_"+c.fam+"_"+c.opName+"_c", c.op
@@ -302,9 +325,10 @@ func (b *Backend) unary(op ir.Op) ir.Outputs {
 // FloorDiv, Rem, Mod, Pow and Atan2 in double; Max and Min propagate NaN;
 // integers wrap, Div truncates, FloorDiv floors, Rem takes the dividend's
 // sign and Mod the divisor's (MIN / -1 wraps to MIN as in Go); on Bool,
-// arithmetic acts on 0/1 (Add is Or, Mul is And, Sub is Xor). Integer
-// division by zero is rejected by the caller (the kernel would return an
-// unspecified value).
+// arithmetic acts on 0/1 (Add is Or, Mul is And, Sub is Xor). The integer
+// divisions check their divisors on the device (ChecksDivisorsOnDevice): a
+// zero divisor gives 0 in that element and makes the next Sync or read
+// fail with an error naming the op (see statusError).
 func (b *Backend) binary(op ir.Op) ir.Outputs {
 	x, y := tensorOf(op.In[0]), tensorOf(op.In[1])
 	out := b.emptyOf(op.Shape, op.DType)

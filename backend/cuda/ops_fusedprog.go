@@ -85,7 +85,7 @@ func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]back
 	if !ok {
 		return nil, false
 	}
-	words := fusedParamWords(len(lay.gen) > 0, len(lay.gen), len(ts), len(p.Outputs), len(plan.consts))
+	words := fusedParamWords(len(lay.gen) > 0, len(lay.gen), len(ts), len(p.Outputs), len(plan.consts), plan.divides)
 	if 8*words > maxFusedParams {
 		return nil, false
 	}
@@ -117,7 +117,11 @@ func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]back
 		consts = fusedConsts(p) // NaN payloads are not in the signature
 	}
 	k := plan.kernel(b, &spec)
-	params := fusedParams(words, n, &lay, ts, outs, consts)
+	var status []uint64
+	if plan.divides {
+		status = []uint64{b.statusWord()}
+	}
+	params := fusedParams(words, n, &lay, ts, outs, consts, status)
 	b.launchPacked(k, grid, block1, 0, params)
 	runtime.KeepAlive(ts)
 	return res, true
@@ -130,6 +134,7 @@ type fusedPlan struct {
 	ok       bool
 	consts   []uint64        // Full's bits, in node order
 	nanConst bool            // some constant is a NaN, whose payload the signature does not hold
+	divides  bool            // the program has integer divisions: its kernels take the status word
 	kernels  sync.Map        // variant -> *Kernel
 	sig      string          // the signature
 	p        ir.FusedProgram // a program of the signature (its shapes unused)
@@ -161,6 +166,7 @@ func (b *Backend) fusedPlanOf(p *ir.FusedProgram) *fusedPlan {
 			plan.p.Inputs[i].Shape = nil // the source does not depend on shapes
 		}
 		plan.consts = fusedConsts(p)
+		plan.divides = fusedDivides(p)
 		for i := range p.Nodes {
 			if n := &p.Nodes[i]; n.Kind == ir.KindFull && math.IsNaN(n.Value) {
 				plan.nanConst = true
@@ -292,9 +298,12 @@ func fusedVector(classes []byte, ins, outs []*Tensor) (vec, unroll int) {
 }
 
 // fusedParamWords is the size in 8-byte words of the parameter block
-// (struct FP in fusedSource).
-func fusedParamWords(strided bool, ng, ni, no, nk int) int {
+// (struct FP in fusedSource; status: it ends with the status word).
+func fusedParamWords(strided bool, ng, ni, no, nk int, status bool) int {
 	w := 1 + ni + no + nk + 1
+	if status {
+		w++
+	}
 	if strided {
 		w += 1 + maxRank + ng*maxRank
 	}
@@ -302,8 +311,9 @@ func fusedParamWords(strided bool, ng, ni, no, nk int) int {
 }
 
 // fusedParams packs struct FP: n, [rank, shape, strides], input and
-// output pointers, constants, zero.
-func fusedParams(words, n int, l *fusedLayout, ins, outs []*Tensor, consts []uint64) []byte {
+// output pointers, constants, zero, [the status word's address] (status
+// holds it for programs with integer divisions, else is empty).
+func fusedParams(words, n int, l *fusedLayout, ins, outs []*Tensor, consts, status []uint64) []byte {
 	buf := make([]byte, 0, 8*words)
 	put := func(v uint64) { buf = binary.LittleEndian.AppendUint64(buf, v) }
 	put(uint64(n))
@@ -336,6 +346,9 @@ func fusedParams(words, n int, l *fusedLayout, ins, outs []*Tensor, consts []uin
 		put(c)
 	}
 	put(0)
+	for _, v := range status {
+		put(v)
+	}
 	if len(buf) != 8*words {
 		panic(fmt.Sprintf("cuda: fused parameter block of %d bytes, want %d", len(buf), 8*words))
 	}

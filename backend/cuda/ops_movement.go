@@ -83,7 +83,7 @@ func checkIndexRank(op string, rank int) {
 // out[i][j][k] = x[i][index[i][j][k]][k] for op.Axis 1 and likewise for
 // other axes (PyTorch's gather), x = op.In[0], index = op.In[1] (I64 of
 // x's rank, at most 8). An index outside [0, x.shape[axis]) gives 0 and
-// makes the next Sync or read fail (see indexError).
+// makes the next Sync or read fail (see statusError).
 func (b *Backend) gather(op ir.Op) ir.Outputs {
 	t, ix, axis := tensorOf(op.In[0]), tensorOf(op.In[1]), op.Axis
 	checkIndexRank("gather", len(ix.shape))
@@ -106,7 +106,7 @@ func (b *Backend) gather(op ir.Op) ir.Outputs {
 // index_select: the result has op.Shape, x's shape with shape[axis] =
 // len(index). Inputs of rank above 8 are made contiguous and viewed as
 // [outer, size, inner]. An index outside [0, x.shape[axis]) gives 0 and
-// makes the next Sync or read fail (see indexError).
+// makes the next Sync or read fail (see statusError).
 func (b *Backend) indexSelect(op ir.Op) ir.Outputs {
 	t, ix, axis := tensorOf(op.In[0]), tensorOf(op.In[1]), op.Axis
 	shape := op.Shape
@@ -149,7 +149,7 @@ func (b *Backend) scatterAddKernel(op ir.Op) ir.Outputs {
 // 8), and t is not F16 or BF16. Additions are atomic: integer and Bool
 // results are deterministic, float ones may differ between runs in the
 // last bits. Integers wrap; Bool ors. An index outside [0, t.shape[axis])
-// is skipped and makes the next Sync or read fail (see indexError).
+// is skipped and makes the next Sync or read fail (see statusError).
 func (b *Backend) scatterAddTo(t *Tensor, axis int, ix, sr *Tensor) *Tensor {
 	checkIndexRank("scatter_add", len(ix.shape))
 	out := b.emptyOf(t.shape, t.dtype)

@@ -78,10 +78,10 @@ func TestKernelIndexOutOfRange(t *testing.T) {
 		ix := b.FromData(fromF64([]int{3, 1}, backend.I64, func() float64 { return 7 }))
 		c.run(ix)
 		// Sync reports it once it checks the status word; until then the
-		// check is indexError's alone.
+		// check is statusError's alone.
 		err := b.Sync()
 		if err == nil {
-			err = b.indexError()
+			err = b.statusError()
 		}
 		if err == nil || !errors.Is(err, backend.ErrExecution) {
 			t.Fatalf("%s: out-of-range index not reported: %v", c.op, err)
@@ -91,7 +91,7 @@ func TestKernelIndexOutOfRange(t *testing.T) {
 				t.Errorf("%s: message %q lacks %q", c.op, err, frag)
 			}
 		}
-		if err := b.indexError(); err != nil {
+		if err := b.statusError(); err != nil {
 			t.Errorf("%s: report not cleared: %v", c.op, err)
 		}
 	}

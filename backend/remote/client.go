@@ -123,7 +123,8 @@ type Stats struct {
 // backend.SettingsReporter (from the handshake), backend.IndexChecker
 // (the server checks the indices of Gather, ScatterAdd and IndexSelect
 // before it runs them, so the root skips its host-side check and its
-// round trip) and backend.PeerCopier (tensors move between two devices
+// round trip), backend.DivisorChecker (likewise for the divisors of the
+// integer divisions) and backend.PeerCopier (tensors move between two devices
 // of one server on the server). It is safe for concurrent use.
 //
 // The model is Burn's burn-remote client: ops as values shipped in order,
@@ -176,6 +177,7 @@ var (
 	_ backend.DeviceDescriber  = (*Client)(nil)
 	_ backend.SettingsReporter = (*Client)(nil)
 	_ backend.IndexChecker     = (*Client)(nil)
+	_ backend.DivisorChecker   = (*Client)(nil)
 	_ backend.PeerCopier       = (*Client)(nil)
 )
 
@@ -862,6 +864,13 @@ func (c *Client) DeviceSettings() backend.Settings { return c.dev.Settings.setti
 // Gather, ScatterAdd and IndexSelect before it runs them; a bad index
 // fails the op, reported by the next Sync or read.
 func (c *Client) ChecksIndicesOnDevice() bool { return true }
+
+// ChecksDivisorsOnDevice reports true: the server checks the divisors of
+// the integer Div, FloorDiv, Rem and Mod (its device does, or the session
+// before it runs the op); a zero divisor fails the op, reported by the
+// next Sync or read as an error wrapping backend.ErrExecution that names
+// the op (backend.DivisorChecker).
+func (c *Client) ChecksDivisorsOnDevice() bool { return true }
 
 // ServerDevices lists every device of the client's server, as its
 // handshake did.

@@ -84,8 +84,9 @@ type hosted struct {
 	b    backend.Backend
 	desc wireDevice
 	// checks says the backend checks indices itself
-	// (backend.IndexChecker); otherwise the session does.
-	checks bool
+	// (backend.IndexChecker), checksDivisors that it checks integer
+	// divisors (backend.DivisorChecker); otherwise the session does.
+	checks, checksDivisors bool
 }
 
 // ServerStats are a server's counters.
@@ -168,6 +169,9 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		}
 		if ic, ok := backend.As[backend.IndexChecker](b); ok {
 			h.checks = ic.ChecksIndicesOnDevice()
+		}
+		if dc, ok := backend.As[backend.DivisorChecker](b); ok {
+			h.checksDivisors = dc.ChecksDivisorsOnDevice()
 		}
 		s.devices = append(s.devices, h)
 	}

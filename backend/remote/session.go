@@ -502,6 +502,12 @@ func (ss *session) op(r *ir.Record) {
 			return
 		}
 	}
+	if !ss.dev.checksDivisors {
+		if w := ss.checkDivisors(name, &op); w != nil {
+			ss.fail(w, r.Outputs)
+			return
+		}
+	}
 	outs := ir.Run(&ss.exec, op)
 	for j, id := range r.Outputs {
 		if id == 0 {
@@ -545,6 +551,31 @@ func (ss *session) checkIndices(name string, op *ir.Op) *wireError {
 	for i, v := range d.Int64s() {
 		if v < 0 || v >= int64(size) {
 			return errorf(codeExecution, name, "index %d at flat position %d is out of range for size %d", v, i, size)
+		}
+	}
+	return nil
+}
+
+// checkDivisors checks the divisor of an integer Div, FloorDiv, Rem or Mod
+// for a backend that does not check divisors itself: a zero fails the op
+// here instead of reaching a kernel (or a fusing decorator that would run
+// it later) that might not check it.
+func (ss *session) checkDivisors(name string, op *ir.Op) *wireError {
+	if op.Kind != ir.KindBinary || !op.In[1].DType().IsInt() {
+		return nil
+	}
+	switch ir.BinaryOp(op.Sub) {
+	case ir.OpDiv, ir.OpFloorDiv, ir.OpRem, ir.OpMod:
+	default:
+		return nil
+	}
+	d, err := ss.dev.b.ToData(op.In[1])
+	if err != nil {
+		return errorf(codeExecution, name, "reading the divisor: %v", err)
+	}
+	for i, v := range d.Int64s() {
+		if v == 0 {
+			return errorf(codeExecution, name, "integer division by zero (%v divisor, zero at flat position %d)", d.DType, i)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package ember_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -58,4 +59,65 @@ func TestCompiledIntegerDivision(t *testing.T) {
 	gb.mu.Lock()
 	gb.divisors = false
 	gb.mu.Unlock()
+}
+
+// On cuda:0 a compiled graph with an integer division and a OneHot is
+// recorded as a CUDA graph (recording refuses every host read and sync,
+// so neither op reads its divisor or labels back), gives flex's values,
+// and a zero divisor or a bad label in a launch is reported by the next
+// Sync naming the op. It skips without a GPU.
+func TestCUDACompiledIntegerDivision(t *testing.T) {
+	dev := cudaDevice(t)
+	g := captureFunc(t, [][]int{{4}, {4}, {6}}, func(xs []*ember.Tensor) []*ember.Tensor {
+		q := xs[0].Cast(ember.I32).FloorDiv(xs[1].Cast(ember.I32).AddScalar(1)).Cast(ember.F32)
+		return []*ember.Tensor{q, ember.OneHot(xs[2].Cast(ember.I64), 4)}
+	})
+	c, err := g.Compile(dev, ember.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	in := func(d ember.Device, y, l []float32) []*ember.Tensor {
+		return []*ember.Tensor{
+			ember.FromFloats([]float32{7, -7, 9, 0}, []int{4}, d),
+			ember.FromFloats(y, []int{4}, d),
+			ember.FromFloats(l, []int{6}, d),
+		}
+	}
+	good, labels := []float32{1, 1, -4, 2}, []float32{3, 0, 1, 2, 2, 0}
+	want, err := g.Run(ember.Flex(), in(ember.Flex(), good, labels)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range 3 {
+		outs, err := c.Run(in(dev, good, labels)...)
+		if err != nil {
+			t.Fatalf("run %d: %v", run, err)
+		}
+		for j := range want {
+			if i := bitsEqual(outs[j].Float64s(), want[j].Float64s()); i >= 0 {
+				t.Fatalf("run %d output %d: %v, flex %v", run, j, outs[j].Float64s(), want[j].Float64s())
+			}
+		}
+	}
+	if c.Mode() != ember.CompiledDeviceGraph || c.DeviceGraphError() != nil {
+		t.Fatalf("mode %v, DeviceGraphError %v; want a device graph", c.Mode(), c.DeviceGraphError())
+	}
+	for _, bad := range []struct {
+		y, l []float32
+		frag string
+	}{
+		{[]float32{1, -1, 1, 1}, labels, "floor_div: integer division by zero"},
+		{good, []float32{3, 0, 1, 4, 2, 0}, "scatter_add: index 4"},
+	} {
+		if _, err := c.Run(in(dev, bad.y, bad.l)...); err != nil {
+			t.Fatalf("%s: the launch failed at once: %v", bad.frag, err)
+		}
+		if err := dev.Sync(); err == nil || !errors.Is(err, ember.ErrExecution) || !strings.Contains(err.Error(), bad.frag) || !strings.Contains(err.Error(), "cuda:0") {
+			t.Errorf("Sync after a launch with bad data: %v, want an error naming %q", err, bad.frag)
+		}
+		if err := dev.Sync(); err != nil {
+			t.Errorf("%s: reported twice: %v", bad.frag, err)
+		}
+	}
 }

@@ -162,6 +162,51 @@ func BenchmarkCUDATinyAdd(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/op")
 }
 
+// BenchmarkCUDATinyIntDiv is the host time per op of a 1-element I32
+// division: with the divisor checked on the device it queues like an add
+// (compare BenchmarkCUDATinyAdd); a host check would add a device round
+// trip per op.
+func BenchmarkCUDATinyIntDiv(b *testing.B) {
+	dev := cudaDevice(b)
+	x := ember.Ones([]int{1}, dev).Cast(ember.I32)
+	y := x.AddScalar(1)
+	x.Div(y)
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		x.Div(y)
+	}
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/op")
+}
+
+// BenchmarkCUDAOneHot64 is the host time per OneHot of 64 labels into 10
+// classes (a batch's targets), which reads no label back on cuda.
+func BenchmarkCUDAOneHot64(b *testing.B) {
+	dev := cudaDevice(b)
+	vals := make([]int, 64)
+	for i := range vals {
+		vals[i] = (7 * i) % 10
+	}
+	labels := ember.FromInts(vals, []int{64}, dev)
+	ember.OneHot(labels, 10)
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		ember.OneHot(labels, 10)
+	}
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/op")
+}
+
 // BenchmarkCUDATrainCNNStep is one step of `ember train --model cnn` on
 // cuda:0 (batch 64 uploaded from the host, forward, cross-entropy,
 // backward, Adam, the loss read back), as train.step does it.

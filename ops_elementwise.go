@@ -256,16 +256,23 @@ func (x *Tensor) Sub(y *Tensor) *Tensor { return x.binary(backend.OpSub, y) }
 func (x *Tensor) Mul(y *Tensor) *Tensor { return x.binary(backend.OpMul, y) }
 
 // Div returns x / y: true division for floats; for ints it truncates toward
-// zero like Go's /. Integer division by zero panics with an *Error.
+// zero like Go's /. An integer division by zero panics with an *Error on
+// devices that check divisors on the host (flex, cpu: y is read back
+// first); on devices that check them on the device (cuda, remote:
+// backend.DivisorChecker) nothing is read back and the next Device.Sync
+// or read returns an error wrapping ErrExecution that names the op.
 func (x *Tensor) Div(y *Tensor) *Tensor { return x.binary(backend.OpDiv, y) }
 
-// FloorDiv returns floor(x / y), like Python's //.
+// FloorDiv returns floor(x / y), like Python's //. An integer division by
+// zero is reported as Div reports it.
 func (x *Tensor) FloorDiv(y *Tensor) *Tensor { return x.binary(backend.OpFloorDiv, y) }
 
-// Rem returns the remainder with the dividend's sign, like Go's % (math.Mod for floats).
+// Rem returns the remainder with the dividend's sign, like Go's % (math.Mod
+// for floats). An integer division by zero is reported as Div reports it.
 func (x *Tensor) Rem(y *Tensor) *Tensor { return x.binary(backend.OpRem, y) }
 
-// Mod returns the remainder with the divisor's sign, like Python's %.
+// Mod returns the remainder with the divisor's sign, like Python's %. An
+// integer division by zero is reported as Div reports it.
 func (x *Tensor) Mod(y *Tensor) *Tensor { return x.binary(backend.OpMod, y) }
 
 // Pow returns x raised to y elementwise.
@@ -356,10 +363,14 @@ func (x *Tensor) SubScalar(v float64) *Tensor { return x.Sub(x.scalar("sub", v))
 func (x *Tensor) MulScalar(v float64) *Tensor { return x.Mul(x.scalar("mul", v)) }
 
 // DivScalar returns x / v (v converted to x's dtype, as in AddScalar;
-// an integer x divided by a v that truncates to 0 panics with an *Error).
+// an integer x divided by a v that truncates to 0 panics with an *Error on
+// every device: v is known on the host).
 func (x *Tensor) DivScalar(v float64) *Tensor {
 	s := x.scalar("div", v)
-	return x.binaryChecked(backend.OpDiv, s, x.DType().IsFloat() || v <= -1 || v >= 1)
+	if x.DType().IsInt() && v > -1 && v < 1 {
+		fail("div", []string{describe("lhs", x), describe("rhs", s)}, "integer division by zero")
+	}
+	return x.binaryChecked(backend.OpDiv, s, true)
 }
 
 // PowScalar returns x raised to v. For a float x, v = 0.5 is Sqrt (so the

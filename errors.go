@@ -124,9 +124,19 @@ type ExecutionError struct {
 	Err error
 }
 
-// Error formats as "ember: DEVICE: execution failed: cause".
+// Error formats as "ember: DEVICE: execution failed: cause", the cause
+// without a leading "ember: ", "DEVICE: " or "execution failed: " of its
+// own (a backend's error that already names the device and the sentinel
+// reads "ember: cuda:0: execution failed: div: integer division by zero",
+// not "... execution failed: cuda:0: execution failed: div: ...").
 func (e *ExecutionError) Error() string {
-	return fmt.Sprintf("ember: %s: execution failed: %v", e.Device, e.Err)
+	msg := fmt.Sprint(e.Err)
+	msg = strings.TrimPrefix(msg, "ember: ")
+	if e.Device != "" {
+		msg = strings.TrimPrefix(msg, e.Device+": ")
+	}
+	msg = strings.TrimPrefix(msg, ErrExecution.Error()+": ")
+	return fmt.Sprintf("ember: %s: execution failed: %s", e.Device, msg)
 }
 
 // Unwrap returns ErrExecution and the backend's error.

@@ -123,3 +123,28 @@ func TestDeviceErrorDoesNotRepeatPrefixes(t *testing.T) {
 		}
 	}
 }
+
+// An ExecutionError whose cause already names the device and the
+// ErrExecution sentinel (as the cuda backend's status errors do) prints
+// each once, and still wraps both.
+func TestExecutionErrorDoesNotRepeatPrefixes(t *testing.T) {
+	cases := []struct {
+		e    *ExecutionError
+		want string
+	}{
+		{&ExecutionError{Device: "cuda:0", Err: fmt.Errorf("cuda:0: %w: div: integer division by zero (i32 operands)", ErrExecution)},
+			"ember: cuda:0: execution failed: div: integer division by zero (i32 operands)"},
+		{&ExecutionError{Device: "cuda:0", Err: errors.New("ember: cuda:0: kernel fault")},
+			"ember: cuda:0: execution failed: kernel fault"},
+		{&ExecutionError{Device: "cuda:1", Err: fmt.Errorf("cuda:10: %w: gather", ErrExecution)},
+			"ember: cuda:1: execution failed: cuda:10: execution failed: gather"},
+	}
+	for _, c := range cases {
+		if got := c.e.Error(); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+		if !errors.Is(c.e, ErrExecution) || !errors.Is(c.e, c.e.Err) {
+			t.Error("ErrExecution or the cause is not wrapped")
+		}
+	}
+}

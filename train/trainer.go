@@ -130,7 +130,35 @@ type State struct {
 	// Stopped reports that early stopping or OnEpoch ended training;
 	// Fit does nothing more until it is cleared.
 	Stopped bool `json:"stopped"`
+	// EpochStep is the number of batches of epoch Epoch+1 already taken
+	// (0 between epochs): Fit resumes that epoch at this batch.
+	EpochStep int `json:"epoch_step"`
+	// EpochLossSum and EpochExamples are the sum of loss × batch size
+	// and the number of examples over those batches, so that the
+	// resumed epoch reports the mean loss of all its batches.
+	EpochLossSum  float64 `json:"epoch_loss_sum"`
+	EpochExamples int     `json:"epoch_examples"`
+	// FirstLoss is the loss of the run's first step, the reference of
+	// divergence detection (see DivergenceFactor); 0 before it.
+	FirstLoss float64 `json:"first_loss"`
 }
+
+// check returns an error for a State that no run can reach: negative
+// counts or sums, or a non-finite loss.
+func (s State) check() error {
+	switch {
+	case s.Epoch < 0 || s.Step < 0 || s.BestEpoch < 0 || s.Wait < 0 || s.EpochStep < 0 || s.EpochExamples < 0:
+		return fmt.Errorf("negative count in %+v", s)
+	case s.EpochStep > s.Step:
+		return fmt.Errorf("epoch_step %d exceeds step %d", s.EpochStep, s.Step)
+	case !finite(s.EpochLossSum) || !finite(s.FirstLoss) || !finite(s.Best):
+		return fmt.Errorf("non-finite loss in %+v", s)
+	}
+	return nil
+}
+
+// finite reports whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // EpochReport is the outcome of one epoch.
 type EpochReport struct {

@@ -44,7 +44,7 @@ func (r *reporter) bar(e, epochs, steps, first int) *progress {
 	room := width - 1 - desc - barFixed - count
 	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(r.barOut),
-		progressbar.OptionSetDescription(label+" "),
+		progressbar.OptionSetDescription(label + " "),
 		progressbar.OptionShowCount(),
 		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionClearOnFinish(),

@@ -106,7 +106,11 @@ func (s RunSettings) compare(saved RunSettings) error {
 			continue
 		}
 		if x, y := a.Field(i).Interface(), b.Field(i).Interface(); x != y {
-			return fmt.Errorf("train: %w: the checkpoint was written with %s = %v, this run has %v", ErrCheckpointMismatch, f.Tag.Get("json"), y, x)
+			hint := ""
+			if f.Name == "DecaySteps" {
+				hint = fmt.Sprintf(" (the %s schedule spans the run's epochs: resume with the checkpoint's %d)", saved.Schedule, saved.Epochs)
+			}
+			return fmt.Errorf("train: %w: the checkpoint was written with %s = %v, this run has %v%s", ErrCheckpointMismatch, f.Tag.Get("json"), y, x, hint)
 		}
 	}
 	return nil

@@ -45,25 +45,37 @@ var runTrain = func(cfg TrainConfig) error {
 		out = os.Stdout
 	}
 	tc := train.Config{
-		Model:         cfg.Model,
-		Epochs:        cfg.Epochs,
-		EvalOnly:      cfg.Epochs == 0,
-		Batch:         cfg.BatchSize,
-		LR:            cfg.LR,
-		Optimizer:     cfg.Optimizer,
-		Device:        dev,
-		Seed:          cfg.Seed,
-		Checkpointing: cfg.Checkpointing,
-		Compile:       cfg.Compile,
-		Load:          cfg.LoadPath,
-		Save:          cfg.SavePath,
-		Plot:          cfg.PlotPath,
-		JSON:          cfg.JSON,
-		DataDir:       cfg.DataDir,
-		Limit:         cfg.Limit,
-		Out:           out,
-		Progress:      !cfg.JSON && isTerminal(cfg.ErrOut),
-		ProgressOut:   cfg.ErrOut,
+		Model:            cfg.Model,
+		Epochs:           cfg.Epochs,
+		EvalOnly:         cfg.Epochs == 0,
+		Batch:            cfg.BatchSize,
+		LR:               cfg.LR,
+		Optimizer:        cfg.Optimizer,
+		Device:           dev,
+		Seed:             cfg.Seed,
+		Checkpointing:    cfg.Checkpointing,
+		Compile:          cfg.Compile,
+		Load:             cfg.LoadPath,
+		Save:             cfg.SavePath,
+		Plot:             cfg.PlotPath,
+		JSON:             cfg.JSON,
+		DataDir:          cfg.DataDir,
+		Limit:            cfg.Limit,
+		Schedule:         cfg.Schedule,
+		Warmup:           cfg.Warmup,
+		MinLR:            cfg.MinLR,
+		Gamma:            cfg.Gamma,
+		StepSize:         cfg.StepSize,
+		ClipNorm:         cfg.ClipNorm,
+		ClipValue:        cfg.ClipValue,
+		DivergenceFactor: cfg.DivergenceFactor,
+		JSONSteps:        cfg.JSONSteps,
+		Checkpoint:       cfg.CheckpointPath,
+		CheckpointEvery:  cfg.CheckpointEvery,
+		Resume:           cfg.ResumePath,
+		Out:              out,
+		Progress:         !cfg.JSON && isTerminal(cfg.ErrOut),
+		ProgressOut:      cfg.ErrOut,
 	}
 	res, err := train.Run(ctx, tc)
 	if err != nil && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
@@ -74,7 +86,11 @@ var runTrain = func(cfg TrainConfig) error {
 		if res != nil {
 			steps = len(res.StepLosses)
 		}
-		fmt.Fprintf(cfg.ErrOut, "ember train: interrupted after %d steps\n", steps)
+		resume := ""
+		if cfg.CheckpointPath != "" {
+			resume = fmt.Sprintf("; continue with ember train --resume %s", cfg.CheckpointPath)
+		}
+		fmt.Fprintf(cfg.ErrOut, "ember train: interrupted after %d steps%s\n", steps, resume)
 	}
 	if !cfg.JSON {
 		if cfg.SavePath != "" {
@@ -82,6 +98,9 @@ var runTrain = func(cfg TrainConfig) error {
 		}
 		if cfg.PlotPath != "" && res != nil && len(res.StepLosses) > 0 {
 			fmt.Fprintf(out, "wrote training curves to %s\n", cfg.PlotPath)
+		}
+		if cfg.CheckpointPath != "" && res != nil && !errors.Is(err, train.ErrDiverged) {
+			fmt.Fprintf(out, "wrote checkpoint to %s\n", cfg.CheckpointPath)
 		}
 	}
 	return err

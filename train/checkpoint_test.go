@@ -149,7 +149,9 @@ func TestReadCheckpointErrors(t *testing.T) {
 		{"orphan tensor", func(m map[string]string, _ map[string]*ember.TensorData) {
 			m["optimizer"] = `{"name":"adam","hyper":{},"steps":{"0.weight":1}}`
 		}, "without a step count"},
-		{"tensor name", func(_ map[string]string, ts map[string]*ember.TensorData) { ts["optimizer/flat"] = f32Data([]int{1}, 1) }, "optimizer/<parameter>/<name>"},
+		{"tensor name", func(_ map[string]string, ts map[string]*ember.TensorData) {
+			ts["optimizer/flat"] = f32Data([]int{1}, 1)
+		}, "optimizer/<parameter>/<name>"},
 		{"rng", func(m map[string]string, _ map[string]*ember.TensorData) { m["rng"] = "not base64!" }, "rng"},
 		{"config", func(m map[string]string, _ map[string]*ember.TensorData) { m["config"] = `[1,2]` }, "config"},
 	}

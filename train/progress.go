@@ -14,6 +14,7 @@ import (
 type progress struct {
 	bar   *progressbar.ProgressBar
 	label string
+	loss  string // the format of the loss after the label
 	n     int
 }
 
@@ -24,22 +25,28 @@ type progress struct {
 const (
 	barFixed   = 8
 	barRate    = 15
-	barTimes   = 17
+	barTimes   = 14
 	barMinimum = 10
 )
 
 // bar returns the progress bar of epoch e (counted from 0) of epochs,
 // which has steps steps, first of them already taken (a resumed epoch).
-// The line fits the terminal's width: the step rate and the time
-// estimate are left out where they would leave the bar fewer than 10
-// columns, so that the bar stays on one line in a 60-column terminal.
+// The line fits the terminal's width: below 80 columns the label is
+// shortened ("1/3 loss 0.215"), and the step rate and the time estimate
+// are left out where they would leave the bar fewer than 10 columns, so
+// that the bar stays on one line in a 60-column terminal:
+//
+//	1/1 loss 0.183  51% |██████    | (484/938) [3s:3s]
 func (r *reporter) bar(e, epochs, steps, first int) *progress {
 	if !r.progress {
 		return &progress{}
 	}
-	label := fmt.Sprintf("epoch %d/%d", e+1, epochs)
 	width := terminalWidth(r.barOut)
-	desc := len(label) + len("  loss 00.0000 ")
+	label, loss := fmt.Sprintf("epoch %d/%d", e+1, epochs), "%s  loss %.4f "
+	if width < 80 {
+		label, loss = fmt.Sprintf("%d/%d", e+1, epochs), "%s loss %.3f "
+	}
+	desc := len(fmt.Sprintf(loss, label, 10.0))
 	count := len(fmt.Sprintf(" (%d/%d)", steps, steps))
 	room := width - 1 - desc - barFixed - count
 	opts := []progressbar.Option{
@@ -63,7 +70,7 @@ func (r *reporter) bar(e, epochs, steps, first int) *progress {
 	if first > 0 {
 		_ = b.Set(first)
 	}
-	return &progress{bar: b, label: label, n: first}
+	return &progress{bar: b, label: label, loss: loss, n: first}
 }
 
 // terminalWidth returns the width of the terminal w writes to, or 80.
@@ -83,7 +90,7 @@ func (p *progress) step(loss float64) {
 	}
 	p.n++
 	if p.n%10 == 1 {
-		p.bar.Describe(fmt.Sprintf("%s  loss %.4f ", p.label, loss))
+		p.bar.Describe(fmt.Sprintf(p.loss, p.label, loss))
 	}
 	_ = p.bar.Add(1)
 }

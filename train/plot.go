@@ -81,6 +81,9 @@ var markerRadius = vg.Points(4)
 func lossPlot(res *Result) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Training loss"
+	if res.StartStep > 0 {
+		p.Title.Text = fmt.Sprintf("Training loss (resumed after step %d)", res.StartStep)
+	}
 	p.X.Label.Text = "step"
 	p.Y.Label.Text = "cross-entropy"
 	first := res.StartStep + 1
@@ -126,8 +129,9 @@ func lossPlot(res *Result) (*plot.Plot, error) {
 	}
 	p.Legend.Top = true
 	// Losses are >= 0: the axis starts at 0, so that the curve's fall is
-	// seen to scale. A fresh run's step axis starts at 0 too.
-	p.Y.Min, p.Y.Max = 0, top*1.05
+	// seen to scale, and leaves room above for the legend. A fresh run's
+	// step axis starts at 0 too.
+	p.Y.Min, p.Y.Max = 0, top*1.15
 	if top == 0 {
 		p.Y.Max = 1
 	}
@@ -139,6 +143,7 @@ func lossPlot(res *Result) (*plot.Plot, error) {
 	}
 	p.X.Max = float64(last) + math.Max(1, 0.02*(float64(last)-p.X.Min))
 	p.X.Tick.Marker = integerTicks{}
+	p.Y.Tick.Marker = niceTicks{}
 	return p, nil
 }
 
@@ -194,6 +199,7 @@ func accuracyPlot(res *Result) (*plot.Plot, error) {
 	if p.Y.Max-p.Y.Min < 0.02 {
 		p.Y.Min = math.Max(0, p.Y.Max-0.02)
 	}
+	p.Y.Tick.Marker = niceTicks{}
 	return p, nil
 }
 
@@ -228,6 +234,44 @@ func majorStep(span float64) float64 {
 		}
 	}
 	return math.Max(1, span)
+}
+
+// niceTicks labels four to seven values 1, 2, 2.5 or 5 times a power of
+// ten apart, all with the same number of decimals, with an unlabelled
+// tick between each two.
+type niceTicks struct{}
+
+// Ticks returns the ticks of [min, max].
+func (niceTicks) Ticks(min, max float64) []plot.Tick {
+	span := max - min
+	if !(span > 0) {
+		return []plot.Tick{{Value: min, Label: strconv.FormatFloat(min, 'g', 4, 64)}}
+	}
+	raw := span / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step, decimals := 10*mag, -math.Floor(math.Log10(mag))-1
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*mag >= raw {
+			step, decimals = m*mag, -math.Floor(math.Log10(mag))
+			if m == 2.5 {
+				decimals++
+			}
+			break
+		}
+	}
+	var ticks []plot.Tick
+	first := math.Ceil(min/step-1e-9) * step
+	for k := 0; ; k++ {
+		v := first + float64(k)*step
+		if v > max+step*1e-9 {
+			break
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', int(math.Max(0, decimals)), 64)})
+		if mid := v + step/2; mid < max {
+			ticks = append(ticks, plot.Tick{Value: mid})
+		}
+	}
+	return ticks
 }
 
 // finiteOr returns v, or alt when v is NaN or infinite (plotter rejects

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -108,6 +109,20 @@ func TestPlotAxes(t *testing.T) {
 	ap, _ = accuracyPlot(resumed)
 	if lp.X.Min != 300 || ap.X.Min != 7.5 || ap.Y.Max != 1 {
 		t.Errorf("resumed run: steps from %v, epochs from %v, accuracy up to %v; want 300, 7.5, 1", lp.X.Min, ap.X.Min, ap.Y.Max)
+	}
+	for _, c := range []struct {
+		min, max float64
+		want     string
+	}{{0, 2.645, "0.0 0.5 1.0 1.5 2.0 2.5"}, {0.9, 0.96, "0.90 0.91 0.92 0.93 0.94 0.95 0.96"}, {0.852, 0.88, "0.855 0.860 0.865 0.870 0.875 0.880"}, {0.93, 0.96, "0.930 0.935 0.940 0.945 0.950 0.955 0.960"}, {0, 0.41, "0.0 0.1 0.2 0.3 0.4"}} {
+		var labels []string
+		for _, tk := range (niceTicks{}).Ticks(c.min, c.max) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != c.want {
+			t.Errorf("value ticks of [%v, %v]: %s, want %s", c.min, c.max, got, c.want)
+		}
 	}
 	for _, c := range []struct{ min, max float64 }{{0, 1}, {0, 7}, {0, 47}, {300, 600}, {0, 9381}, {0.5, 12.5}} {
 		for _, tk := range (integerTicks{}).Ticks(c.min, c.max) {

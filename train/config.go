@@ -114,8 +114,9 @@ type Config struct {
 	// Plot, when non-empty, is the image file the curves are drawn to;
 	// its extension picks the format (see WritePlot).
 	Plot string
-	// JSON makes the per-epoch report one JSON object per line (see
-	// EpochStats) and suppresses every other line on Out.
+	// JSON makes the report JSON records, one per line: the
+	// configuration (ConfigRecord), then one per epoch (EpochStats), and
+	// per step with JSONSteps; it suppresses every other line on Out.
 	JSON bool
 	// DataDir is the directory of the MNIST IDX files; "" lets
 	// data.FindMNIST locate them. Unused when Train and Test are set.

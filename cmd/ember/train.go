@@ -13,11 +13,13 @@ import (
 )
 
 // runTrain carries out `ember train` with a validated configuration: it
-// runs train.Run, which prints one line (or, with --json, one JSON object)
-// per epoch on standard output, and draws a progress bar on standard error
-// when that is a terminal and --json is off. With --load FILE --epochs 0 it
-// only evaluates the saved model on the test set. Ctrl-C stops training
-// after the current step; --save and --plot are still written.
+// runs train.Run, which prints one line per epoch (or, with --json, JSON
+// records: the configuration, then one per epoch, and one per step with
+// --json-steps) on standard output, and draws a progress bar on standard
+// error when that is a terminal and --json is off. With --load FILE
+// --epochs 0 it only evaluates the saved model on the test set. Ctrl-C
+// stops training after the current step; --save, --plot and --checkpoint
+// are still written.
 var runTrain = func(cfg TrainConfig) error {
 	var dev ember.Device
 	fromEnv := func(err error) error {

@@ -63,8 +63,9 @@ type TrainConfig struct {
 	// PlotPath is the image file (.png, .svg or .pdf) to draw training
 	// curves into ("" = no plot).
 	PlotPath string `json:"plot,omitempty"`
-	// JSON selects machine-readable output: one JSON object per line
-	// instead of progress bars and text.
+	// JSON selects machine-readable output: one JSON record per line
+	// (the configuration, then one per epoch) instead of progress bars
+	// and text.
 	JSON bool `json:"json"`
 	// DataDir is the directory of the MNIST IDX files ("" = find the
 	// GoMNIST module, see data.FindMNIST).
@@ -187,7 +188,7 @@ the first step's stops training with an error naming the step.`,
 	f.StringVar(&cfg.SavePath, "save", "", "write the trained parameters to `FILE`")
 	f.StringVar(&cfg.LoadPath, "load", "", "start from the parameters in `FILE` (written by --save); with --epochs 0 only evaluate them")
 	f.StringVar(&cfg.PlotPath, "plot", "", "draw loss and accuracy curves into `FILE` (.png, .svg or .pdf)")
-	f.BoolVar(&cfg.JSON, "json", false, "print one JSON object per line instead of text and progress bars")
+	f.BoolVar(&cfg.JSON, "json", false, "print JSON records, one per line (the configuration, then one per epoch), instead of text and progress bars")
 	f.StringVar(&cfg.DataDir, "data", "", "directory holding the MNIST IDX files (default: the GoMNIST module's data)")
 	f.IntVar(&cfg.Limit, "limit", 0, "train on the first `N` training examples only (0 = all 60000)")
 	f.StringVar(&cfg.Schedule, "schedule", "constant", "learning-rate schedule over the steps: "+strings.Join(trainSchedules, " | "))

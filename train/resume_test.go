@@ -145,6 +145,9 @@ func TestResumeBitIdentical(t *testing.T) {
 // with a linear schedule and clipping by value, and requires the
 // uninterrupted run's final parameters.
 func TestResumeCompiledEvery(t *testing.T) {
+	if raceEnabled {
+		t.Skip("compiled steps replay op by op on cpu, about two minutes under the race detector; run without -race")
+	}
 	cfg := resumeConfig(320)
 	cfg.Compile, cfg.Schedule, cfg.MinLR, cfg.ClipValue = true, "linear", 1e-5, 0.05
 	dir := t.TempDir()

@@ -364,6 +364,7 @@ type pathError struct {
 	err  error
 }
 
+// Error returns the message with the path.
 func (e *pathError) Error() string {
 	msg := e.err.Error()
 	for _, t := range e.trim {
@@ -374,6 +375,7 @@ func (e *pathError) Error() string {
 	return e.head + msg
 }
 
+// Unwrap returns the error without the path.
 func (e *pathError) Unwrap() error { return e.err }
 
 // normDType treats Flex32 as F32 (both are stored as F32).

@@ -412,10 +412,12 @@ type checkpointPathError struct {
 	err        error
 }
 
+// Error returns the message with the path.
 func (e *checkpointPathError) Error() string {
 	msg := strings.TrimPrefix(e.err.Error(), "train: ")
 	msg = strings.TrimPrefix(msg, "WriteCheckpoint: ")
 	return "train: " + e.verb + " " + e.path + ": " + msg
 }
 
+// Unwrap returns the error without the path.
 func (e *checkpointPathError) Unwrap() error { return e.err }

@@ -57,27 +57,23 @@ type ConfigRecord struct {
 	// TestExamples is the size of the test set (after TestLimit).
 	TestExamples int `json:"test_examples"`
 	// StepsPerEpoch is the number of optimizer steps per epoch.
-	StepsPerEpoch int `json:"steps_per_epoch"`
-	// Checkpointing, Compile, EvalOnly, DivergenceFactor, Limit,
-	// TestLimit and CheckpointEvery are Config's.
-	Checkpointing    bool    `json:"checkpointing"`
-	Compile          bool    `json:"compile"`
-	EvalOnly         bool    `json:"eval_only"`
-	DivergenceFactor float64 `json:"divergence_factor"`
-	Limit            int     `json:"limit"`
-	TestLimit        int     `json:"test_limit"`
-	CheckpointEvery  int     `json:"checkpoint_every"`
-	// Load, Save, Plot, Checkpoint and Resume are Config's files ("" when
-	// unset, then left out).
-	Load       string `json:"load,omitempty"`
-	Save       string `json:"save,omitempty"`
-	Plot       string `json:"plot,omitempty"`
-	Checkpoint string `json:"checkpoint,omitempty"`
-	Resume     string `json:"resume,omitempty"`
-	// StartEpoch and StartStep are the epochs and steps completed before
-	// this run (non-zero when it resumes a checkpoint).
-	StartEpoch int `json:"start_epoch"`
-	StartStep  int `json:"start_step"`
+	StepsPerEpoch    int     `json:"steps_per_epoch"`
+	Checkpointing    bool    `json:"checkpointing"`     // Config.Checkpointing
+	Compile          bool    `json:"compile"`           // Config.Compile
+	EvalOnly         bool    `json:"eval_only"`         // Config.EvalOnly
+	DivergenceFactor float64 `json:"divergence_factor"` // Config.DivergenceFactor, resolved
+	Limit            int     `json:"limit"`             // Config.Limit
+	TestLimit        int     `json:"test_limit"`        // Config.TestLimit
+	CheckpointEvery  int     `json:"checkpoint_every"`  // Config.CheckpointEvery
+	// Config's files, left out when unset.
+	Load       string `json:"load,omitempty"`       // Config.Load
+	Save       string `json:"save,omitempty"`       // Config.Save
+	Plot       string `json:"plot,omitempty"`       // Config.Plot
+	Checkpoint string `json:"checkpoint,omitempty"` // Config.Checkpoint
+	Resume     string `json:"resume,omitempty"`     // Config.Resume
+	// Where the run starts: non-zero when it resumes a checkpoint.
+	StartEpoch int `json:"start_epoch"` // epochs completed before this run
+	StartStep  int `json:"start_step"`  // steps taken before this run
 }
 
 // start prints the run's header: the ConfigRecord with JSON, else a line

@@ -14,28 +14,26 @@ import (
 // (Checkpoint.Config) and as Resume compares them with the resuming
 // run's. Fields that a schedule does not use are zero.
 type RunSettings struct {
-	// Model, Optimizer, LR, Batch and Seed are Config's.
-	Model     string  `json:"model"`
-	Optimizer string  `json:"optimizer"`
-	LR        float64 `json:"lr"`
-	Batch     int     `json:"batch"`
-	Seed      uint64  `json:"seed"`
+	Model     string  `json:"model"`     // Config.Model
+	Optimizer string  `json:"optimizer"` // Config.Optimizer
+	LR        float64 `json:"lr"`        // Config.LR, the base rate
+	Batch     int     `json:"batch"`     // Config.Batch
+	Seed      uint64  `json:"seed"`      // Config.Seed
 	// Epochs is the number of epochs the run was given; a resumed run
 	// may be given more.
 	Epochs int `json:"epochs"`
-	// Schedule, Warmup, MinLR, Gamma and StepSize describe the
-	// learning-rate schedule (see Config), Gamma and StepSize resolved.
-	Schedule string  `json:"schedule"`
-	Warmup   int     `json:"warmup"`
-	MinLR    float64 `json:"lr_min"`
-	Gamma    float64 `json:"gamma"`
-	StepSize int     `json:"step_size"`
+	// The learning-rate schedule (see Config), Gamma and StepSize
+	// resolved to the values used.
+	Schedule string  `json:"schedule"`  // Config.Schedule
+	Warmup   int     `json:"warmup"`    // Config.Warmup
+	MinLR    float64 `json:"lr_min"`    // Config.MinLR (cosine, linear)
+	Gamma    float64 `json:"gamma"`     // the decay factor (step, exponential)
+	StepSize int     `json:"step_size"` // the period of step, in steps
 	// DecaySteps is the length of "cosine" and "linear" after the
 	// warm-up: the run's steps minus Warmup.
-	DecaySteps int `json:"decay_steps"`
-	// ClipNorm and ClipValue are Config's.
-	ClipNorm  float64 `json:"clip_norm"`
-	ClipValue float64 `json:"clip_value"`
+	DecaySteps int     `json:"decay_steps"`
+	ClipNorm   float64 `json:"clip_norm"`  // Config.ClipNorm
+	ClipValue  float64 `json:"clip_value"` // Config.ClipValue
 	// TrainExamples is the size of the training set (after Limit).
 	TrainExamples int `json:"train_examples"`
 }

@@ -163,11 +163,11 @@ type State struct {
 	// EpochStep is the number of batches of epoch Epoch+1 already taken
 	// (0 between epochs): Fit resumes that epoch at this batch.
 	EpochStep int `json:"epoch_step"`
-	// EpochLossSum and EpochExamples are the sum of loss × batch size
-	// and the number of examples over those batches, so that the
-	// resumed epoch reports the mean loss of all its batches.
-	EpochLossSum  float64 `json:"epoch_loss_sum"`
-	EpochExamples int     `json:"epoch_examples"`
+	// EpochLossSum is the sum of loss × batch size over those batches,
+	// so that the resumed epoch reports the mean loss of all its batches.
+	EpochLossSum float64 `json:"epoch_loss_sum"`
+	// EpochExamples is the number of examples in those batches.
+	EpochExamples int `json:"epoch_examples"`
 	// FirstLoss is the loss of the run's first step, the reference of
 	// divergence detection (see DivergenceFactor); 0 before it.
 	FirstLoss float64 `json:"first_loss"`

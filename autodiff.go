@@ -168,6 +168,27 @@ func (g *Gradients) Remove(t *Tensor) *Tensor {
 	return wrap(t.dev.Inner(), gt)
 }
 
+// Set replaces the gradient of t with grad, so that later calls of Of (an
+// optimizer's Step) read grad: gradient clipping (optim.ClipGradNorm) and
+// loss unscaling rewrite gradients this way, as PyTorch code assigns
+// p.grad. grad must have t's shape and dtype and live on t's inner
+// (non-autodiff) device, tracked or not (its value is stored, detached);
+// t must be a tracked tensor on an autodiff device. It panics with an
+// *Error otherwise, or when g is nil.
+func (g *Gradients) Set(t, grad *Tensor) {
+	switch {
+	case g == nil || g.g == nil:
+		fail("gradients_set", nil, "nil Gradients (use the result of Backward)")
+	case t == nil || t.t == nil || !t.dev.autodiff || !t.IsTracked():
+		fail("gradients_set", []string{describe("t", t)}, "t must be a tracked tensor on an autodiff device")
+	case grad == nil || grad.t == nil:
+		fail("gradients_set", []string{describe("t", t), "grad <nil>"}, "needs a gradient")
+	case !grad.dev.Inner().Equal(t.dev.Inner()) || grad.DType() != t.DType() || !slices.Equal(grad.shape(), t.shape()):
+		fail("gradients_set", []string{describe("t", t), describe("grad", grad)}, "the gradient must have t's shape and dtype, on t's device")
+	}
+	g.g.Set(t.t, grad.Detach().on(t.dev.Inner()))
+}
+
 // NoGrad runs f with gradient recording switched off on every autodiff
 // device for the calling goroutine: ops it calls inside f produce
 // untracked tensors, while other goroutines keep recording (like

@@ -179,7 +179,26 @@ func (l *Loader) Epoch(epoch int) iter.Seq[Batch] {
 // iteration ends or Close is called; always call Close if the loop may
 // stop before Next returns false. It panics if epoch < 0.
 func (l *Loader) Iter(ctx context.Context, epoch int) *Iterator {
+	return l.IterFrom(ctx, epoch, 0)
+}
+
+// IterFrom is Iter starting at batch number batch (counted from 0) of
+// epoch: it yields the batches Iter would yield after skipping the first
+// batch ones, without assembling those, so that training resumed from a
+// checkpoint taken in the middle of an epoch sees the rest of that epoch
+// exactly as the interrupted run would have (the shuffle order is a
+// function of Seed and epoch alone). A batch at or past Len yields
+// nothing. It panics if epoch or batch is negative.
+func (l *Loader) IterFrom(ctx context.Context, epoch, batch int) *Iterator {
+	if batch < 0 {
+		panic(fmt.Sprintf("data: Loader.IterFrom: batch %d, want >= 0", batch))
+	}
 	order := l.Order(epoch)
+	if batch > len(order)/l.batchSize {
+		order = nil // past the end (checked before multiplying, which could overflow)
+	} else {
+		order = order[batch*l.batchSize:]
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ictx, cancel := context.WithCancelCause(ctx)

@@ -21,7 +21,13 @@
 //
 // Linear stores its weight as [out, in] and Conv2d as [out, in/groups, k, k],
 // PyTorch's layouts, so checkpoints exchange with PyTorch state dicts through
-// the safetensors format (SaveSafetensors, LoadSafetensors).
+// the safetensors format. Save and Load write and read a file strictly
+// (every tensor present, nothing extra); SaveTo, SaveFile and SaveTensors
+// add metadata and write to any io.Writer or from a map of tensors;
+// LoadFrom, LoadFile and LoadStateDict read from an io.Reader or a map,
+// optionally non-strict (LoadOptions.NonStrict, PyTorch's strict=False),
+// reporting the missing and unexpected tensors and the metadata in a
+// LoadResult; SaveSafetensors and LoadSafetensors handle raw tensor data.
 //
 // A model reads as its PyTorch counterpart:
 //
@@ -33,5 +39,6 @@
 //
 // The examples are complete programs: ExampleSequential runs a forward
 // pass and prints the summary, ExampleLoad saves a model and loads it into
-// another, and package optim's examples train one.
+// another, ExampleLoadFrom loads a pretrained body under a new head, and
+// package optim's examples train one.
 package nn

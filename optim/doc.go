@@ -37,7 +37,20 @@
 // and the value. SetLR accepts any finite rate >= 0.
 //
 // Schedules map a step number to a learning rate; a training loop applies
-// one with opt.SetLR(schedule.LR(step)) before each step.
+// one with opt.SetLR(schedule.LR(step)) before each step. StepLR,
+// ExponentialLR, CosineLR, LinearLR and FixedLR are the common decays;
+// WarmupLR puts a linear warm-up in front of any of them. A schedule is a
+// pure function of the step, so the step number is its whole state.
+//
+// ClipGradNorm and ClipGradValue rewrite the gradients between Backward
+// and Step, as PyTorch's torch.nn.utils.clip_grad_norm_ and
+// clip_grad_value_ do; GradNorm measures them without clipping.
+//
+// Adam, AdamW and SGD are Stateful: StateDict returns their whole state
+// (learning rate, configuration, per-parameter step counts, moments and
+// momentum buffers) as plain data keyed by parameter name, and
+// LoadStateDict puts it back, refusing with ErrStateMismatch a state of
+// another optimizer or model. Package train stores it in its checkpoints.
 //
 // Adam, AdamW and SGD are Capturable: a training step that ends in their
 // StepWith can be captured once on an autodiff capture device

@@ -37,10 +37,11 @@ type compiledStep struct {
 }
 
 // newCompiledStep captures the training step of model with opt for
-// batches of size batch on a capture device and compiles it for adev's
-// hardware. opt must have taken a step already (its state exists). The
-// model's and the optimizer's tensors are left as they were.
-func newCompiledStep(model nn.Module, opt optim.Optimizer, adev ember.Device, batch int) (_ *compiledStep, err error) {
+// batches of size batch on a capture device, its gradients clipped by
+// clipNorm and clipValue (when > 0; see clipGrads), and compiles it for
+// adev's hardware. opt must have taken a step already (its state
+// exists). The model's and the optimizer's tensors are left as they were.
+func newCompiledStep(model nn.Module, opt optim.Optimizer, adev ember.Device, batch int, clipNorm, clipValue float64) (_ *compiledStep, err error) {
 	copt, ok := opt.(optim.Capturable)
 	if !ok {
 		return nil, fmt.Errorf("train: --compile needs an optimizer whose update can be captured (adam, adamw or sgd), not %T", opt)
@@ -100,6 +101,7 @@ func newCompiledStep(model nn.Module, opt optim.Optimizer, adev ember.Device, ba
 	g, err := cdev.CaptureScope(func(sc *ember.CaptureScope) ember.CompletedCaptureScope {
 		loss := nn.CrossEntropy(model.Forward(x), y)
 		grads := loss.Backward()
+		clipGrads(grads, model.NamedParameters(), clipNorm, clipValue)
 		copt.StepWith(grads, s)
 		outs := []ember.TensorID{loss.ID()}
 		for _, p := range cs.cells {

@@ -47,7 +47,7 @@ func BenchmarkTrainStep(bb *testing.B) {
 			})
 			bb.Run(prefix+"/capture-compile-first-two-runs", func(bb *testing.B) {
 				for bb.Loop() {
-					cs, err := newCompiledStep(model, opt, adev, 64)
+					cs, err := newCompiledStep(model, opt, adev, 64, 0, 0)
 					if err != nil {
 						bb.Fatal(err)
 					}
@@ -56,7 +56,7 @@ func BenchmarkTrainStep(bb *testing.B) {
 					cs.close()
 				}
 			})
-			cs, err := newCompiledStep(model, opt, adev, 64)
+			cs, err := newCompiledStep(model, opt, adev, 64, 0, 0)
 			if err != nil {
 				bb.Fatal(err)
 			}

@@ -1,9 +1,12 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/data"
@@ -30,7 +33,22 @@ const (
 	// DefaultAdamWWeightDecay is the decoupled weight decay of "adamw"
 	// (PyTorch's default for AdamW).
 	DefaultAdamWWeightDecay = 1e-2
+	// DefaultStepGamma is the decay factor of the "step" schedule when
+	// Config.Gamma is zero (PyTorch's StepLR default).
+	DefaultStepGamma = 0.1
+	// DefaultExponentialFinal is the fraction of the initial learning
+	// rate that the "exponential" schedule reaches at the last step when
+	// Config.Gamma is zero.
+	DefaultExponentialFinal = 0.01
+	// DefaultDivergenceFactor is Config.DivergenceFactor's default: a
+	// step whose loss exceeds 100 times the run's first loss ends the
+	// run (the cross-entropy of an untrained 10-class model is about
+	// 2.3, so about 230; a network that reaches it has diverged).
+	DefaultDivergenceFactor = 100
 )
+
+// Schedules lists the names Config.Schedule accepts.
+var Schedules = []string{"constant", "cosine", "linear", "step", "exponential"}
 
 // DefaultLR returns the learning rate used when Config.LR is zero: 1e-3 for
 // "adam" and "adamw" (the Adam paper's and PyTorch's default),
@@ -96,8 +114,9 @@ type Config struct {
 	// Plot, when non-empty, is the image file the curves are drawn to;
 	// its extension picks the format (see WritePlot).
 	Plot string
-	// JSON makes the per-epoch report one JSON object per line (see
-	// EpochStats) and suppresses every other line on Out.
+	// JSON makes the report JSON records, one per line: the
+	// configuration (ConfigRecord), then one per epoch (EpochStats), and
+	// per step with JSONSteps; it suppresses every other line on Out.
 	JSON bool
 	// DataDir is the directory of the MNIST IDX files; "" lets
 	// data.FindMNIST locate them. Unused when Train and Test are set.
@@ -124,6 +143,64 @@ type Config struct {
 	// 16 at a time, so the calls come in groups (in step order), and
 	// after the epoch's last step at the latest.
 	OnStep func(step int, loss float64)
+
+	// Schedule names the learning-rate schedule over the run's steps
+	// (optim's schedules, stepped once per optimizer step): "constant"
+	// (or ""), "cosine" (optim.CosineLR from LR to MinLR over the steps
+	// after the warm-up), "linear" (optim.LinearLR, likewise), "step"
+	// (optim.StepLR: times Gamma every StepSize steps) or "exponential"
+	// (optim.ExponentialLR: times Gamma every step).
+	Schedule string
+	// Warmup is the number of linear warm-up steps before the schedule
+	// (optim.WarmupLR: the rate rises from LR/Warmup to LR); 0 means
+	// none. It may be used with any schedule, "constant" included.
+	Warmup int
+	// MinLR is the final rate of "cosine" and "linear", finite and >= 0
+	// (default 0).
+	MinLR float64
+	// Gamma is the decay factor of "step" (0 means DefaultStepGamma) and
+	// of "exponential" per step (0 means the factor that reaches
+	// DefaultExponentialFinal·LR at the run's last step), finite and > 0.
+	Gamma float64
+	// StepSize is the period of "step", in steps; 0 means one epoch's
+	// steps.
+	StepSize int
+	// ClipNorm, when > 0, scales the gradients before each update so that
+	// their total L2 norm is at most ClipNorm (optim.ClipGradNorm).
+	ClipNorm float64
+	// ClipValue, when > 0, limits each gradient element to
+	// [−ClipValue, ClipValue] before each update (optim.ClipGradValue),
+	// before ClipNorm when both are set.
+	ClipValue float64
+	// DivergenceFactor: a step whose loss exceeds DivergenceFactor times
+	// the run's first loss ends the run with an error wrapping
+	// ErrDiverged that names the step; 0 means DefaultDivergenceFactor,
+	// a negative value turns this check off. A NaN or infinite loss
+	// always ends the run that way. Otherwise it must be > 1.
+	DivergenceFactor float64
+	// JSONSteps adds one JSON record per optimizer step (see
+	// StepRecord) to the report, and implies JSON.
+	JSONSteps bool
+	// Checkpoint, when non-empty, is the file a checkpoint (see
+	// Checkpoint: parameters, optimizer state, progress, random state)
+	// is written to after every epoch, every CheckpointEvery steps, and
+	// when the run is interrupted (ctx done); Resume continues from it.
+	// A run that diverges leaves the last checkpoint as it was.
+	Checkpoint string
+	// CheckpointEvery, when positive, also writes Checkpoint every that
+	// many steps (counted over the whole run).
+	CheckpointEvery int
+	// Resume, when non-empty, is a checkpoint written by an earlier run
+	// (Config.Checkpoint) to continue from: the run starts at the
+	// checkpoint's epoch and step with its parameters, optimizer state
+	// and random state, and takes exactly the steps the uninterrupted run
+	// would have taken, bit for bit on the same device. The settings
+	// that shape those steps (RunSettings: model, optimizer, LR, batch,
+	// seed, schedule, clipping, the training set's size) must equal the
+	// checkpoint's, or Run returns an error wrapping
+	// ErrCheckpointMismatch that names the first difference; Epochs may
+	// grow (except under "cosine" and "linear", whose length it sets).
+	Resume string
 }
 
 // withDefaults returns c with zero fields filled in, or an error naming the
@@ -161,6 +238,42 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Limit < 0 || c.TestLimit < 0 {
 		return c, fmt.Errorf("train: limits %d and %d, want >= 0 (0 = all examples)", c.Limit, c.TestLimit)
+	}
+	if c.Schedule == "" {
+		c.Schedule = "constant"
+	}
+	if !slices.Contains(Schedules, c.Schedule) {
+		return c, fmt.Errorf("train: unknown schedule %q (want %s)", c.Schedule, strings.Join(Schedules, ", "))
+	}
+	switch {
+	case c.Warmup < 0:
+		return c, fmt.Errorf("train: %d warm-up steps, want >= 0", c.Warmup)
+	case !finite(c.MinLR) || c.MinLR < 0:
+		return c, fmt.Errorf("train: minimum learning rate %g, want a finite number >= 0", c.MinLR)
+	case !finite(c.Gamma) || c.Gamma < 0:
+		return c, fmt.Errorf("train: schedule gamma %g, want a finite number > 0 (0 = the schedule's default)", c.Gamma)
+	case c.StepSize < 0:
+		return c, fmt.Errorf("train: schedule step size %d, want >= 1 (0 = one epoch)", c.StepSize)
+	case !finite(c.ClipNorm) || c.ClipNorm < 0:
+		return c, fmt.Errorf("train: gradient clipping norm %g, want a finite number > 0 (0 = no clipping)", c.ClipNorm)
+	case !finite(c.ClipValue) || c.ClipValue < 0:
+		return c, fmt.Errorf("train: gradient clipping value %g, want a finite number > 0 (0 = no clipping)", c.ClipValue)
+	case !finite(c.DivergenceFactor) || c.DivergenceFactor > 0 && c.DivergenceFactor <= 1:
+		return c, fmt.Errorf("train: divergence factor %g, want a number > 1 (0 = %d, negative = off)", c.DivergenceFactor, DefaultDivergenceFactor)
+	case c.CheckpointEvery < 0:
+		return c, fmt.Errorf("train: checkpoint every %d steps, want >= 0 (0 = after every epoch only)", c.CheckpointEvery)
+	case c.CheckpointEvery > 0 && c.Checkpoint == "":
+		return c, errors.New("train: CheckpointEvery needs a Checkpoint file")
+	case c.Resume != "" && c.Load != "":
+		return c, errors.New("train: Resume and Load are both set; a checkpoint holds the parameters already")
+	case c.Resume != "" && c.EvalOnly:
+		return c, errors.New("train: Resume with EvalOnly; load the checkpoint's parameters with Load to evaluate them")
+	}
+	if c.DivergenceFactor == 0 {
+		c.DivergenceFactor = DefaultDivergenceFactor
+	}
+	if c.JSONSteps {
+		c.JSON = true
 	}
 	if c.Device.IsZero() {
 		c.Device = ember.DefaultDevice()

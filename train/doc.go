@@ -5,9 +5,11 @@
 //     Lightning's Trainer: a loss, an optimizer from package optim,
 //     metrics (Accuracy, MSE, MAE, or any Metric), a validation set or
 //     split measured every epoch, EarlyStopping on a named value (with
-//     the best epoch's parameters restored on request), a per-epoch
-//     report and callback, and a State (epoch, step, best value) that
-//     Fit continues from;
+//     the best epoch's parameters restored on request), a learning-rate
+//     Schedule, gradient clipping (ClipNorm, ClipValue), divergence
+//     detection, a per-epoch report and callback, and a State (epoch,
+//     step, position inside the epoch, best value) that Fit continues
+//     from;
 //   - Run, the MNIST image-classifier job that `ember train` runs: it
 //     builds a model (NewMLP or NewCNN), feeds it mini-batches of MNIST
 //     on an autodiff device, minimizes the cross-entropy and reports,
@@ -39,12 +41,40 @@
 // batch size and seed takes exactly the same steps.
 //
 // Run's reports go to Config.Out, either as human-readable lines or, with
-// Config.JSON, as exactly one JSON object per line per epoch (see
-// EpochStats). A progress bar (github.com/schollz/progressbar) is drawn on
-// standard error when Config.Progress is set, and Config.Plot names a PNG
-// file for the loss and accuracy curves (gonum.org/v1/plot). Trained
-// parameters are written with nn.Save (Config.Save) and read back with
-// nn.Load (Config.Load); Evaluate measures the accuracy of an MNIST model
-// on a dataset, so a saved model can be evaluated without training by
-// running with Load and EvalOnly set.
+// Config.JSON, as JSON records, one per line: first the whole
+// configuration (ConfigRecord), then one per epoch (EpochStats) and, with
+// Config.JSONSteps, one per step (StepRecord); the "record" key says
+// which. A progress bar (github.com/schollz/progressbar), fitted to the
+// terminal's width, is drawn on standard error when Config.Progress is
+// set, and Config.Plot names a PNG file for the loss and accuracy curves
+// (gonum.org/v1/plot). Trained parameters are written with nn.Save
+// (Config.Save) and read back with nn.Load (Config.Load); Evaluate
+// measures the accuracy of an MNIST model on a dataset, so a saved model
+// can be evaluated without training by running with Load and EvalOnly
+// set.
+//
+// Both entry points take the conveniences of PyTorch training scripts:
+// learning-rate schedules with warm-up (Config.Schedule and Warmup, or
+// any optim.Schedule as Trainer.Schedule), gradient clipping by norm and
+// by value (optim.ClipGradNorm, optim.ClipGradValue), and divergence
+// detection: a NaN or infinite loss, or one DivergenceFactor times the
+// first, ends training with a DivergedError (ErrDiverged) naming the step
+// instead of continuing silently.
+//
+// Checkpoints. A Checkpoint holds everything needed to continue training
+// bit for bit: the model's parameters and buffers, the optimizer's state
+// (optim.StateDict: moments, step counts, learning rate), the progress
+// (epoch, step, the batch inside the epoch and the epoch's running loss),
+// the device's random generator state (ember.Device.RNGState; the data
+// loader's shuffle order is a function of the seed and the epoch), and the
+// settings the continuation must share. It is stored as a safetensors
+// file whose metadata is versioned (CheckpointFormat, CheckpointVersion;
+// WriteCheckpoint, ReadCheckpoint, SaveCheckpoint, LoadCheckpoint). Run
+// writes one with Config.Checkpoint (after every epoch, every
+// CheckpointEvery steps and when interrupted) and continues one with
+// Config.Resume; a Trainer makes one with Checkpoint (or CheckpointPath)
+// and continues one with Resume. A checkpoint of another model,
+// optimizer or configuration is refused with ErrCheckpointMismatch
+// naming the difference. ExampleTrainer_Resume interrupts a run in the
+// middle of an epoch and resumes it.
 package train

@@ -6,54 +6,199 @@ import (
 	"io"
 	"math"
 	"os"
-	"time"
+	"strings"
 
 	"github.com/emberml/ember"
-	"github.com/schollz/progressbar/v3"
 )
 
-// reporter writes a run's report to Config.Out (human lines or JSON lines)
-// and draws the optional progress bar.
+// reporter writes a run's report to Config.Out (human lines or JSON
+// records) and draws the optional progress bar.
 type reporter struct {
-	out      io.Writer
-	json     bool
-	progress bool
-	barOut   io.Writer
+	out       io.Writer
+	json      bool
+	jsonSteps bool
+	progress  bool
+	barOut    io.Writer
 }
 
 func newReporter(cfg Config) *reporter {
-	r := &reporter{out: cfg.Out, json: cfg.JSON, progress: cfg.Progress, barOut: cfg.ProgressOut}
+	r := &reporter{out: cfg.Out, json: cfg.JSON || cfg.JSONSteps, jsonSteps: cfg.JSONSteps, progress: cfg.Progress, barOut: cfg.ProgressOut}
 	if r.barOut == nil {
 		r.barOut = os.Stderr
 	}
 	return r
 }
 
-// start prints the run's header line (human mode only).
-func (r *reporter) start(cfg Config, dev ember.Device, params, trainN, testN int) {
+// runHeader is what the report's first line or record describes.
+type runHeader struct {
+	settings      RunSettings
+	device        ember.Device
+	params        int
+	trainN, testN int
+	perEpoch      int
+	state         State
+}
+
+// ConfigRecord is the first JSON record of a Run with Config.JSON: the
+// whole configuration, resolved (defaults filled in), with what the run
+// found (device, parameter count, dataset sizes) and where it starts:
+//
+//	{"record":"config","model":"mlp","optimizer":"adam","lr":0.001,"batch":64,"seed":1,"epochs":1,"schedule":"cosine",...}
+//
+// The settings that shape the steps are RunSettings' (inlined).
+type ConfigRecord struct {
+	// Record is "config".
+	Record string `json:"record"`
+	RunSettings
+	// Device is the autodiff device trained on, e.g. "cpu+autodiff".
+	Device string `json:"device"`
+	// Params is the model's number of trainable parameters.
+	Params int `json:"params"`
+	// TestExamples is the size of the test set (after TestLimit).
+	TestExamples int `json:"test_examples"`
+	// StepsPerEpoch is the number of optimizer steps per epoch.
+	StepsPerEpoch    int     `json:"steps_per_epoch"`
+	Checkpointing    bool    `json:"checkpointing"`     // Config.Checkpointing
+	Compile          bool    `json:"compile"`           // Config.Compile
+	EvalOnly         bool    `json:"eval_only"`         // Config.EvalOnly
+	DivergenceFactor float64 `json:"divergence_factor"` // Config.DivergenceFactor, resolved
+	Limit            int     `json:"limit"`             // Config.Limit
+	TestLimit        int     `json:"test_limit"`        // Config.TestLimit
+	CheckpointEvery  int     `json:"checkpoint_every"`  // Config.CheckpointEvery
+	// Config's files, left out when unset.
+	Load       string `json:"load,omitempty"`       // Config.Load
+	Save       string `json:"save,omitempty"`       // Config.Save
+	Plot       string `json:"plot,omitempty"`       // Config.Plot
+	Checkpoint string `json:"checkpoint,omitempty"` // Config.Checkpoint
+	Resume     string `json:"resume,omitempty"`     // Config.Resume
+	// Where the run starts: non-zero when it resumes a checkpoint.
+	StartEpoch int `json:"start_epoch"` // epochs completed before this run
+	StartStep  int `json:"start_step"`  // steps taken before this run
+}
+
+// start prints the run's header: the ConfigRecord with JSON, else a line
+// such as
+//
+//	training mlp (101770 parameters) on cpu+autodiff: 1 epoch, batch 64, adam lr 0.001, 60000 train / 10000 test examples
+func (r *reporter) start(cfg Config, h runHeader) {
 	if r.json {
+		rec := ConfigRecord{
+			Record: "config", RunSettings: h.settings, Device: h.device.String(), Params: h.params, TestExamples: h.testN,
+			StepsPerEpoch: h.perEpoch, Checkpointing: cfg.Checkpointing, Compile: cfg.Compile, EvalOnly: cfg.EvalOnly,
+			DivergenceFactor: cfg.DivergenceFactor, Limit: cfg.Limit, TestLimit: cfg.TestLimit, CheckpointEvery: cfg.CheckpointEvery,
+			Load: cfg.Load, Save: cfg.Save, Plot: cfg.Plot, Checkpoint: cfg.Checkpoint, Resume: cfg.Resume,
+			StartEpoch: h.state.Epoch, StartStep: h.state.Step,
+		}
+		r.record(rec)
+		return
+	}
+	if cfg.EvalOnly {
+		fmt.Fprintf(r.out, "evaluating %s (%d parameters) on %v: %d test examples\n", cfg.Model, h.params, h.device, h.testN)
 		return
 	}
 	epochs := "epochs"
 	if cfg.Epochs == 1 {
 		epochs = "epoch"
 	}
-	what := fmt.Sprintf("training %s (%d parameters) on %v: %d %s, batch %d, %s lr %g, %d train / %d test examples",
-		cfg.Model, params, dev, cfg.Epochs, epochs, cfg.Batch, cfg.Optimizer, cfg.LR, trainN, testN)
-	if cfg.EvalOnly {
-		what = fmt.Sprintf("evaluating %s (%d parameters) on %v: %d test examples", cfg.Model, params, dev, testN)
+	fmt.Fprintf(r.out, "training %s (%d parameters) on %v: %d %s, batch %d, %s lr %g, %d train / %d test examples\n",
+		cfg.Model, h.params, h.device, cfg.Epochs, epochs, cfg.Batch, cfg.Optimizer, cfg.LR, h.trainN, h.testN)
+	var extra []string
+	s := h.settings
+	switch s.Schedule {
+	case "cosine", "linear":
+		extra = append(extra, fmt.Sprintf("%s schedule to lr %g over %d steps", s.Schedule, s.MinLR, s.DecaySteps))
+	case "step":
+		extra = append(extra, fmt.Sprintf("step schedule ×%g every %d steps", s.Gamma, s.StepSize))
+	case "exponential":
+		extra = append(extra, fmt.Sprintf("exponential schedule ×%.6g per step", s.Gamma))
 	}
-	fmt.Fprintln(r.out, what)
+	if s.Warmup > 0 {
+		extra = append(extra, fmt.Sprintf("%d warm-up steps", s.Warmup))
+	}
+	if s.ClipValue > 0 {
+		extra = append(extra, fmt.Sprintf("gradients clipped to ±%g", s.ClipValue))
+	}
+	if s.ClipNorm > 0 {
+		extra = append(extra, fmt.Sprintf("gradient norm clipped to %g", s.ClipNorm))
+	}
+	if len(extra) > 0 {
+		fmt.Fprintln(r.out, strings.Join(extra, ", "))
+	}
+	if h.state.Step > 0 {
+		fmt.Fprintf(r.out, "resuming from %s after %d steps (epoch %d, batch %d of %d)\n", cfg.Resume, h.state.Step, h.state.Epoch+1, h.state.EpochStep, h.perEpoch)
+	}
 }
 
-// epoch prints one epoch's statistics: a JSON object per line with JSON,
-// else a human line such as
+// note prints a remark: a line "note: ..." or a {"record":"note"} record.
+func (r *reporter) note(msg string) {
+	if r.json {
+		r.record(struct {
+			Record  string `json:"record"`
+			Message string `json:"message"`
+		}{"note", msg})
+		return
+	}
+	fmt.Fprintln(r.out, "note:", msg)
+}
+
+// record writes v as one JSON line.
+func (r *reporter) record(v any) {
+	line, err := json.Marshal(v)
+	if err != nil {
+		line, _ = json.Marshal(map[string]string{"record": "error", "message": err.Error()})
+	}
+	fmt.Fprintf(r.out, "%s\n", line)
+}
+
+// StepRecord is the JSON record of one optimizer step, printed by Run
+// with Config.JSONSteps:
+//
+//	{"record":"step","step":12,"epoch":1,"batch":12,"loss":0.5123,"lr":0.001}
+//
+// with "grad_norm" added under Config.ClipNorm (on eager steps).
+type StepRecord struct {
+	// Step counts from 1 over the whole run; Epoch from 1; Batch from 1
+	// within the epoch.
+	Step, Epoch, Batch int
+	// Loss is the step's mean loss, LR the learning rate it used.
+	Loss, LR float64
+	// GradNorm is the gradients' total L2 norm before clipping, nil when
+	// not measured.
+	GradNorm *float64
+}
+
+// MarshalJSON writes the record's keys record, step, epoch, batch, loss,
+// lr and grad_norm (when measured); NaN and infinite numbers are null.
+func (s StepRecord) MarshalJSON() ([]byte, error) {
+	var gn any
+	if s.GradNorm != nil {
+		gn = num(*s.GradNorm)
+	}
+	return json.Marshal(struct {
+		Record   string `json:"record"`
+		Step     int    `json:"step"`
+		Epoch    int    `json:"epoch"`
+		Batch    int    `json:"batch"`
+		Loss     any    `json:"loss"`
+		LR       any    `json:"lr"`
+		GradNorm any    `json:"grad_norm,omitempty"`
+	}{"step", s.Step, s.Epoch, s.Batch, num(s.Loss), num(s.LR), gn})
+}
+
+// step prints a step record (JSONSteps only).
+func (r *reporter) step(rec StepRecord) {
+	if r.jsonSteps {
+		r.record(rec)
+	}
+}
+
+// epoch prints one epoch's statistics: a JSON record with JSON, else a
+// human line such as
 //
 //	epoch 1/1  loss 0.2853  test accuracy 0.9571  12.3 s  4878 examples/s
 func (r *reporter) epoch(st EpochStats, epochs int) {
 	if r.json {
-		line, _ := json.Marshal(st) // cannot fail: MarshalJSON writes non-finite values as null
-		fmt.Fprintf(r.out, "%s\n", line)
+		r.record(st)
 		return
 	}
 	if st.Epoch == 0 {
@@ -64,69 +209,27 @@ func (r *reporter) epoch(st EpochStats, epochs int) {
 		st.Epoch, epochs, st.TrainLoss, st.TestAccuracy, st.Seconds, st.ExamplesPerSecond)
 }
 
-// progress is one epoch's progress bar; the zero value draws nothing.
-type progress struct {
-	bar   *progressbar.ProgressBar
-	label string
-	n     int
-}
-
-// bar returns the progress bar of epoch e (counted from 0) of epochs,
-// which has steps steps.
-func (r *reporter) bar(e, epochs, steps int) *progress {
-	if !r.progress {
-		return &progress{}
+// num returns v, or nil (JSON null) when v is NaN or infinite, which JSON
+// cannot otherwise express.
+func num(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
 	}
-	label := fmt.Sprintf("epoch %d/%d", e+1, epochs)
-	b := progressbar.NewOptions(steps,
-		progressbar.OptionSetWriter(r.barOut),
-		progressbar.OptionSetDescription(label),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString("steps"),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionFullWidth(),
-	)
-	return &progress{bar: b, label: label}
-}
-
-// step advances the bar by one step and shows the latest loss.
-func (p *progress) step(loss float64) {
-	if p.bar == nil {
-		return
-	}
-	p.n++
-	if p.n%10 == 1 {
-		p.bar.Describe(fmt.Sprintf("%s  loss %.4f", p.label, loss))
-	}
-	_ = p.bar.Add(1)
-}
-
-// finish clears the bar.
-func (p *progress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
+	return v
 }
 
 // MarshalJSON writes the statistics as one JSON object with the keys
-// epoch, train_loss, test_accuracy, seconds and examples_per_second; a NaN
-// or infinite value (a diverged loss) is written as null, which JSON
-// cannot otherwise express.
+// record ("epoch"), epoch, step, train_loss, test_accuracy, seconds and
+// examples_per_second; a NaN or infinite value (a diverged loss) is
+// written as null.
 func (st EpochStats) MarshalJSON() ([]byte, error) {
-	num := func(v float64) any {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
-		return v
-	}
 	return json.Marshal(struct {
-		Epoch             int `json:"epoch"`
-		TrainLoss         any `json:"train_loss"`
-		TestAccuracy      any `json:"test_accuracy"`
-		Seconds           any `json:"seconds"`
-		ExamplesPerSecond any `json:"examples_per_second"`
-	}{st.Epoch, num(st.TrainLoss), num(st.TestAccuracy), num(st.Seconds), num(st.ExamplesPerSecond)})
+		Record            string `json:"record"`
+		Epoch             int    `json:"epoch"`
+		Step              int    `json:"step"`
+		TrainLoss         any    `json:"train_loss"`
+		TestAccuracy      any    `json:"test_accuracy"`
+		Seconds           any    `json:"seconds"`
+		ExamplesPerSecond any    `json:"examples_per_second"`
+	}{"epoch", st.Epoch, st.Step, num(st.TrainLoss), num(st.TestAccuracy), num(st.Seconds), num(st.ExamplesPerSecond)})
 }

@@ -15,7 +15,7 @@ import (
 // EpochStats is the report of one epoch, printed by Run as one JSON
 // object per line with Config.JSON:
 //
-//	{"epoch":1,"train_loss":0.2853,"test_accuracy":0.9571,"seconds":12.3,"examples_per_second":4878}
+//	{"record":"epoch","epoch":1,"step":938,"train_loss":0.2853,"test_accuracy":0.9571,"seconds":12.3,"examples_per_second":4878}
 //
 // Epoch 0 is the report of an evaluation-only run (Config.EvalOnly): its
 // TrainLoss is 0 and Seconds and ExamplesPerSecond describe the
@@ -23,6 +23,9 @@ import (
 type EpochStats struct {
 	// Epoch counts from 1.
 	Epoch int `json:"epoch"`
+	// Step is the number of optimizer steps taken when the epoch ended,
+	// counted over the whole run (a resumed run included).
+	Step int `json:"step"`
 	// TrainLoss is the mean cross-entropy (nats) over the epoch's
 	// training examples, each measured in the forward pass of its step.
 	TrainLoss float64 `json:"train_loss"`
@@ -30,10 +33,11 @@ type EpochStats struct {
 	// argmax equals the label, after the epoch, in evaluation mode.
 	TestAccuracy float64 `json:"test_accuracy"`
 	// Seconds is the wall time of the epoch's training steps (the test
-	// evaluation is not included).
+	// evaluation is not included; for an epoch resumed from a
+	// checkpoint, the part after the resume).
 	Seconds float64 `json:"seconds"`
 	// ExamplesPerSecond is the number of training examples of the epoch
-	// divided by Seconds.
+	// taken in Seconds divided by Seconds.
 	ExamplesPerSecond float64 `json:"examples_per_second"`
 	// Steps is the number of optimizer steps of the epoch (not part of
 	// the JSON report).
@@ -49,21 +53,31 @@ type Result struct {
 	// Epochs holds one entry per epoch (or the single Epoch 0 entry of
 	// an evaluation-only run).
 	Epochs []EpochStats
-	// StepLosses holds the mean loss of every optimizer step, in order.
+	// StepLosses holds the mean loss of every optimizer step of this
+	// run, in order: StepLosses[i] is the loss of step StartStep+i+1.
 	StepLosses []float64
+	// StartStep is the number of steps taken before this run: 0, or the
+	// checkpoint's step count for a resumed run (Config.Resume).
+	StartStep int
 	// TestAccuracy is the last measured test accuracy.
 	TestAccuracy float64
+	// Notes holds remarks about the run that are not errors (a random
+	// state that could not be restored on resume); Run also prints them.
+	Notes []string
 }
 
 // Run trains the model cfg describes and returns its per-epoch statistics
 // and the trained model. It reports to cfg.Out as it goes (see Config and
-// EpochStats) and writes cfg.Save and cfg.Plot at the end. When ctx is
-// done it stops after the current step, still writes Save and Plot for
-// what was trained, and returns the context's cause with the partial
-// Result. Other errors: an invalid Config, missing or corrupt MNIST files
-// (wrapping fs.ErrNotExist or data.ErrFormat), an unusable device, a
-// failed Load or Save, and tensor errors raised during training (the
-// *ember.Error caught by ember.Try, wrapped).
+// EpochStats) and writes cfg.Save, cfg.Checkpoint and cfg.Plot at the
+// end. When ctx is done it stops after the current step, still writes
+// Save, Checkpoint and Plot for what was trained, and returns the
+// context's cause with the partial Result. A diverged run (ErrDiverged)
+// stops at the step that diverged and writes only Plot. Other errors: an
+// invalid Config, missing or corrupt MNIST files (wrapping fs.ErrNotExist
+// or data.ErrFormat), an unusable device, a failed Load, Resume
+// (ErrInvalidCheckpoint, ErrCheckpointMismatch), Save or Checkpoint, and
+// tensor errors raised during training (the *ember.Error caught by
+// ember.Try, wrapped).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -71,6 +85,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Device.IsAutodiff() && cfg.Device.GradientCheckpointingStrategy() == ember.Balanced {
 		cfg.Checkpointing = true // "cpu+autodiff+checkpointing" asks for it
+	}
+	var resume *Checkpoint
+	if cfg.Resume != "" {
+		// Read before anything else, so that a bad file fails fast.
+		if resume, err = LoadCheckpoint(cfg.Resume); err != nil {
+			return nil, err
+		}
 	}
 	dev := cfg.Device.Inner()
 	if err := dev.Init(); err != nil {
@@ -80,7 +101,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, trainSet: trainSet, testSet: testSet, rep: newReporter(cfg)}
+	r := &runner{cfg: cfg, trainSet: trainSet, testSet: testSet, rep: newReporter(cfg), resume: resume}
 	if err := ember.Try(func() { err = r.run(ctx, dev) }); err != nil {
 		return r.res, fmt.Errorf("train: %w", err)
 	}
@@ -132,9 +153,25 @@ type runner struct {
 	trainSet, testSet data.Dataset
 	rep               *reporter
 	res               *Result
+	// resume is the checkpoint to continue from (Config.Resume).
+	resume *Checkpoint
+	// state is the progress, as a checkpoint records it.
+	state State
+	// settings are the resolved settings, sched the learning-rate
+	// schedule (nil for a constant rate).
+	settings RunSettings
+	sched    optim.Schedule
+	// model, opt and adev are the run's model, optimizer and autodiff
+	// device.
+	model nn.Module
+	opt   optim.Optimizer
+	adev  ember.Device
 	// compiled is the compiled training step (Config.Compile), made after
 	// the first eager step.
 	compiled *compiledStep
+	// taken counts the steps started, over the whole run: state.Step
+	// plus the compiled steps whose losses are not read yet.
+	taken int
 }
 
 // run is Run after validation; tensor errors panic out of it.
@@ -146,15 +183,19 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 		adev = adev.GradientCheckpointing()
 	}
 	model, _ := NewModel(cfg.Model, adev)
+	r.model, r.adev = model, adev
 	r.res = &Result{Model: model, Device: adev}
 	if cfg.Load != "" {
 		if err := nn.Load(cfg.Load, model); err != nil {
 			return err
 		}
 	}
-	r.rep.start(cfg, adev, nn.NumParams(model), r.trainSet.Len(), r.testSet.Len())
 
+	loader := data.NewLoader(r.trainSet, cfg.Batch, data.LoaderOptions{Shuffle: true, Seed: cfg.Seed})
+	defer loader.Close()
+	r.settings, r.sched = cfg.settings(loader.Len(), r.trainSet.Len())
 	if cfg.EvalOnly {
+		r.rep.start(cfg, r.header(loader.Len()))
 		start := time.Now()
 		acc, err := Evaluate(model, r.testSet, adev, DefaultEvalBatch)
 		if err != nil {
@@ -165,23 +206,34 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 		r.res.Epochs = append(r.res.Epochs, st)
 		r.res.TestAccuracy = acc
 		r.rep.epoch(st, 0)
-		return r.finish(model)
+		return r.finish(model, false)
 	}
 
-	opt := newOptimizer(cfg, model)
-	loader := data.NewLoader(r.trainSet, cfg.Batch, data.LoaderOptions{Shuffle: true, Seed: cfg.Seed})
-	defer loader.Close()
+	r.opt = newOptimizer(cfg, model)
+	if r.resume != nil {
+		if err := r.restore(dev); err != nil {
+			return err
+		}
+	}
+	r.rep.start(cfg, r.header(loader.Len()))
+	for _, n := range r.res.Notes {
+		r.rep.note(n)
+	}
 	defer func() {
 		if r.compiled != nil {
 			r.compiled.close()
 		}
 	}()
-	for e := 0; e < cfg.Epochs; e++ {
-		st, err := r.epoch(ctx, e, loader, model, opt, adev)
+	for e := r.state.Epoch; e < cfg.Epochs; e++ {
+		st, err := r.epoch(ctx, e, loader)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil && !errors.Is(err, ErrDiverged) {
 				// Interrupted: keep what was trained so far.
-				if ferr := r.finish(model); ferr != nil {
+				if ferr := r.finish(model, true); ferr != nil {
+					return errors.Join(err, ferr)
+				}
+			} else if errors.Is(err, ErrDiverged) {
+				if ferr := r.finish(model, false); ferr != nil {
 					return errors.Join(err, ferr)
 				}
 			}
@@ -190,55 +242,128 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 		r.res.Epochs = append(r.res.Epochs, st)
 		r.res.TestAccuracy = st.TestAccuracy
 		r.rep.epoch(st, cfg.Epochs)
+		if cfg.Checkpoint != "" && e+1 < cfg.Epochs {
+			if err := r.writeCheckpoint(); err != nil {
+				return err
+			}
+		}
 	}
-	return r.finish(model)
+	return r.finish(model, true)
 }
 
-// epoch trains one epoch (counted from 0) and evaluates the model.
-func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn.Module, opt optim.Optimizer, adev ember.Device) (EpochStats, error) {
-	nn.SetTraining(model, true)
-	bar := r.rep.bar(e, r.cfg.Epochs, loader.Len())
+// restore continues from the checkpoint r.resume: its settings must be
+// the run's, and it must have steps left to take.
+func (r *runner) restore(dev ember.Device) error {
+	c := r.resume
+	saved, err := c.RunSettings()
+	if err != nil {
+		return err
+	}
+	if err := r.settings.compare(saved); err != nil {
+		return err
+	}
+	if c.State.Epoch >= r.cfg.Epochs {
+		return fmt.Errorf("train: the checkpoint has completed %d of %d epochs; give more epochs to continue", c.State.Epoch, r.cfg.Epochs)
+	}
+	_, note, err := c.restore(r.model, r.opt, dev)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		r.res.Notes = append(r.res.Notes, note)
+	}
+	r.state = c.State
+	r.res.StartStep = c.State.Step
+	r.taken = c.State.Step
+	return nil
+}
+
+// header describes the run for the report's first line or record.
+func (r *runner) header(perEpoch int) runHeader {
+	return runHeader{
+		settings: r.settings, device: r.adev, params: nn.NumParams(r.model), trainN: r.trainSet.Len(), testN: r.testSet.Len(),
+		perEpoch: perEpoch, state: r.state,
+	}
+}
+
+// epoch trains one epoch (counted from 0), from the checkpoint's batch
+// when it is the resumed one, and evaluates the model.
+func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader) (EpochStats, error) {
+	cfg := r.cfg
+	nn.SetTraining(r.model, true)
+	st := &r.state
+	if e != st.Epoch || st.EpochStep > loader.Len() {
+		// A new epoch (a resumed epoch keeps its position and sums).
+		st.Epoch, st.EpochStep, st.EpochLossSum, st.EpochExamples = e, 0, 0, 0
+	}
+	first := st.EpochStep
+	bar := r.rep.bar(e, cfg.Epochs, loader.Len(), first)
 	start := time.Now()
-	it := loader.Iter(ctx, e)
+	it := loader.IterFrom(ctx, e, first)
 	defer it.Close()
-	var lossSum float64
-	examples, steps := 0, 0
-	account := func(loss float64, size int) {
-		lossSum += loss * float64(size)
-		examples += size
-		steps++
+	startExamples := st.EpochExamples
+	account := func(loss float64, size int, gradNorm *ember.Tensor) error {
+		st.Step++
+		st.EpochStep++
+		st.EpochLossSum += loss * float64(size)
+		st.EpochExamples += size
 		r.res.StepLosses = append(r.res.StepLosses, loss)
-		if r.cfg.OnStep != nil {
-			r.cfg.OnStep(len(r.res.StepLosses), loss)
+		if cfg.OnStep != nil {
+			cfg.OnStep(st.Step, loss)
+		}
+		if cfg.JSONSteps {
+			rec := StepRecord{Step: st.Step, Epoch: e + 1, Batch: st.EpochStep, Loss: loss, LR: r.lr(st.Step - 1)}
+			if gradNorm != nil {
+				v := gradNorm.Item()
+				rec.GradNorm = &v
+			}
+			r.rep.step(rec)
 		}
 		bar.step(loss)
+		return checkLoss(st, loss, cfg.DivergenceFactor, e+1)
 	}
 	// Compiled steps' losses are read back in groups, so that the device
 	// runs ahead of the host instead of waiting for each read.
 	var pending []pendingLoss
-	flush := func() {
+	flush := func() error {
+		defer func() { pending = pending[:0] }()
 		for _, p := range pending {
-			account(p.t.Item(), p.size)
+			if err := account(p.t.Item(), p.size, nil); err != nil {
+				return err
+			}
 		}
-		pending = pending[:0]
+		return nil
 	}
 	for it.Next() {
 		b := it.Batch()
-		loss, lt, err := r.step(model, opt, b, adev)
+		loss, lt, gn, err := r.step(b)
 		if err != nil {
 			return EpochStats{}, err
 		}
 		if lt != nil {
 			pending = append(pending, pendingLoss{lt, b.Size})
-			if len(pending) >= lossReadGroup {
-				flush()
-			}
-			continue
+		} else if err := flush(); err != nil {
+			return EpochStats{}, err
+		} else if err := account(loss, b.Size, gn); err != nil {
+			return EpochStats{}, err
 		}
-		flush()
-		account(loss, b.Size)
+		// Losses are read and checkpoints written at every group's end,
+		// and at each multiple of CheckpointEvery.
+		due := cfg.CheckpointEvery > 0 && r.taken%cfg.CheckpointEvery == 0
+		if len(pending) >= lossReadGroup || due && len(pending) > 0 {
+			if err := flush(); err != nil {
+				return EpochStats{}, err
+			}
+		}
+		if due {
+			if err := r.writeCheckpoint(); err != nil {
+				return EpochStats{}, err
+			}
+		}
 	}
-	flush()
+	if err := flush(); err != nil {
+		return EpochStats{}, err
+	}
 	bar.finish()
 	if r.compiled != nil {
 		r.compiled.sync()
@@ -247,42 +372,85 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 		return EpochStats{}, err
 	}
 	secs := time.Since(start).Seconds()
-	acc, err := Evaluate(model, r.testSet, adev, DefaultEvalBatch)
+	acc, err := Evaluate(r.model, r.testSet, r.adev, DefaultEvalBatch)
 	if err != nil {
 		return EpochStats{}, err
 	}
-	st := EpochStats{Epoch: e + 1, TestAccuracy: acc, Seconds: secs, Steps: steps}
-	if examples > 0 {
-		st.TrainLoss = lossSum / float64(examples)
-		st.ExamplesPerSecond = float64(examples) / secs
+	out := EpochStats{Epoch: e + 1, Step: st.Step, TestAccuracy: acc, Seconds: secs, Steps: st.EpochStep}
+	if st.EpochExamples > 0 {
+		out.TrainLoss = st.EpochLossSum / float64(st.EpochExamples)
+		out.ExamplesPerSecond = float64(st.EpochExamples-startExamples) / secs
 	}
-	return st, nil
+	st.Epoch, st.EpochStep, st.EpochLossSum, st.EpochExamples = e+1, 0, 0, 0
+	return out, nil
+}
+
+// lr returns the learning rate of step k (counted from 0).
+func (r *runner) lr(k int) float64 {
+	if r.sched == nil {
+		return r.cfg.LR
+	}
+	return r.sched.LR(k)
 }
 
 // step runs one optimizer step on batch b and returns the batch's mean
-// loss. With Config.Compile the first step runs eagerly, the training
-// step is then captured and compiled for batches of that size, and every
-// later batch of that size replays it, returning its loss as a tensor
-// (compiledLoss) to be read later; a batch of another size (the last,
-// partial one) runs eagerly from the carried values.
-func (r *runner) step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) (loss float64, compiledLoss *ember.Tensor, err error) {
+// loss and, with ClipNorm, the gradients' norm before clipping. The
+// learning rate is the schedule's for the step. With Config.Compile the
+// first step runs eagerly, the training step is then captured and
+// compiled for batches of that size, and every later batch of that size
+// replays it, returning its loss as a tensor (compiledLoss) to be read
+// later; a batch of another size (the last, partial one) runs eagerly
+// from the carried values.
+func (r *runner) step(b data.Batch) (loss float64, compiledLoss, gradNorm *ember.Tensor, err error) {
+	k := r.taken // this step's number, from 0 (compiled steps not accounted yet included)
+	r.taken++
+	if r.sched != nil {
+		r.opt.SetLR(r.sched.LR(k))
+	}
 	if !r.cfg.Compile {
-		return step(model, opt, b, adev), nil, nil
+		loss, gn := r.eagerStep(b)
+		return loss, nil, gn, nil
 	}
 	if r.compiled == nil && len(r.res.StepLosses) > 0 && b.Size == r.cfg.Batch {
-		cs, err := newCompiledStep(model, opt, adev, b.Size)
+		cs, err := newCompiledStep(r.model, r.opt, r.adev, b.Size, r.cfg.ClipNorm, r.cfg.ClipValue)
 		if err != nil {
-			return 0, nil, err
+			return 0, nil, nil, err
 		}
 		r.compiled = cs
 	}
 	if r.compiled != nil && r.compiled.fits(b) {
-		return 0, r.compiled.run(b), nil
+		return 0, r.compiled.run(b), nil, nil
 	}
 	if r.compiled != nil {
 		r.compiled.sync()
 	}
-	return step(model, opt, b, adev), nil, nil
+	loss, gn := r.eagerStep(b)
+	return loss, nil, gn, nil
+}
+
+// eagerStep runs one optimizer step on batch b: forward, cross-entropy,
+// backward, clipping, update.
+func (r *runner) eagerStep(b data.Batch) (float64, *ember.Tensor) {
+	x := ember.FromFloats(b.Images, []int{b.Size, imageChannels, imageSize, imageSize}, r.adev)
+	y := ember.FromInts(b.Labels, []int{b.Size}, r.adev)
+	loss := nn.CrossEntropy(r.model.Forward(x), y)
+	grads := loss.Backward()
+	gn := clipGrads(grads, r.model.NamedParameters(), r.cfg.ClipNorm, r.cfg.ClipValue)
+	r.opt.Step(grads)
+	return loss.Item(), gn
+}
+
+// clipGrads limits the gradients of params in grads by value (when
+// value > 0), then by total L2 norm (when norm > 0), and returns the norm
+// before norm clipping (nil without it).
+func clipGrads(grads *ember.Gradients, params []nn.NamedParam, norm, value float64) *ember.Tensor {
+	if value > 0 {
+		optim.ClipGradValue(grads, params, value)
+	}
+	if norm > 0 {
+		return optim.ClipGradNorm(grads, params, norm, 2)
+	}
+	return nil
 }
 
 // lossReadGroup is the number of compiled steps whose losses are read
@@ -296,20 +464,27 @@ type pendingLoss struct {
 	size int
 }
 
-// step runs one optimizer step on batch b and returns the batch's mean
-// loss: forward, cross-entropy, backward, update.
-func step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) float64 {
-	x := ember.FromFloats(b.Images, []int{b.Size, imageChannels, imageSize, imageSize}, adev)
-	y := ember.FromInts(b.Labels, []int{b.Size}, adev)
-	loss := nn.CrossEntropy(model.Forward(x), y)
-	grads := loss.Backward()
-	opt.Step(grads)
-	return loss.Item()
+// writeCheckpoint writes Config.Checkpoint from the current state.
+func (r *runner) writeCheckpoint() error {
+	if r.compiled != nil {
+		r.compiled.sync()
+	}
+	c, err := capture(r.model, r.opt, r.state, r.adev, r.settings.marshal(), nil)
+	if err != nil {
+		return err
+	}
+	return SaveCheckpoint(r.cfg.Checkpoint, c)
 }
 
-// finish writes the Save and Plot files.
-func (r *runner) finish(model nn.Module) error {
-	if r.cfg.Save != "" {
+// finish writes the Save and Plot files, and the checkpoint when
+// checkpoint is set (not after divergence).
+func (r *runner) finish(model nn.Module, checkpoint bool) error {
+	if checkpoint && r.cfg.Checkpoint != "" && r.opt != nil {
+		if err := r.writeCheckpoint(); err != nil {
+			return err
+		}
+	}
+	if checkpoint && r.cfg.Save != "" {
 		if err := nn.Save(r.cfg.Save, model); err != nil {
 			return err
 		}
@@ -333,4 +508,12 @@ func newOptimizer(cfg Config, model nn.Module) optim.Optimizer {
 	default:
 		return optim.NewAdam(params, optim.AdamConfig{LR: cfg.LR})
 	}
+}
+
+// step runs one eager optimizer step of model with opt on batch b on
+// adev, without clipping, and returns the batch's mean loss.
+func step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) float64 {
+	r := &runner{model: model, opt: opt, adev: adev}
+	loss, _ := r.eagerStep(b)
+	return loss
 }

@@ -178,8 +178,9 @@ func TestSaveLoadSameAccuracy(t *testing.T) {
 	if ev.TestAccuracy != res.TestAccuracy || len(ev.StepLosses) != 0 || len(ev.Epochs) != 1 || ev.Epochs[0].Epoch != 0 {
 		t.Fatalf("evaluation run: %+v, want accuracy %v and no steps", ev, res.TestAccuracy)
 	}
-	var st map[string]float64
-	if err := json.Unmarshal(out.Bytes(), &st); err != nil || st["test_accuracy"] != res.TestAccuracy {
+	var st map[string]any
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &st); err != nil || len(lines) != 2 || st["test_accuracy"] != res.TestAccuracy {
 		t.Fatalf("evaluation report %q (%v)", out.String(), err)
 	}
 }
@@ -193,17 +194,28 @@ func TestJSONReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("want one line per epoch, got %q", out.String())
+	if len(lines) != 3 {
+		t.Fatalf("want a configuration record and one line per epoch, got %q", out.String())
 	}
-	keys := []string{"epoch", "train_loss", "test_accuracy", "seconds", "examples_per_second"}
-	for i, line := range lines {
+	var conf map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &conf); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]any{"record": "config", "model": "mlp", "optimizer": "adam", "lr": 0.001, "batch": 16.0, "seed": 3.0,
+		"epochs": 2.0, "schedule": "constant", "train_examples": 64.0, "test_examples": 200.0, "steps_per_epoch": 4.0,
+		"params": 101770.0, "device": "flex+autodiff", "divergence_factor": 100.0, "clip_norm": 0.0} {
+		if conf[k] != want {
+			t.Errorf("configuration record: %s = %v, want %v (%s)", k, conf[k], want, lines[0])
+		}
+	}
+	keys := []string{"epoch", "step", "train_loss", "test_accuracy", "seconds", "examples_per_second"}
+	for i, line := range lines[1:] {
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(line), &obj); err != nil {
 			t.Fatalf("line %d %q: %v", i+1, line, err)
 		}
-		if len(obj) != len(keys) {
-			t.Fatalf("line %d has keys %v, want exactly %v", i+1, obj, keys)
+		if len(obj) != len(keys)+1 || obj["record"] != "epoch" {
+			t.Fatalf("line %d has keys %v, want record \"epoch\" and exactly %v", i+1, obj, keys)
 		}
 		for _, k := range keys {
 			if _, ok := obj[k].(float64); !ok {
@@ -211,7 +223,7 @@ func TestJSONReport(t *testing.T) {
 			}
 		}
 		st := res.Epochs[i]
-		if obj["epoch"] != float64(i+1) || obj["train_loss"] != st.TrainLoss || obj["test_accuracy"] != st.TestAccuracy {
+		if obj["epoch"] != float64(i+1) || obj["step"] != float64(4*(i+1)) || obj["train_loss"] != st.TrainLoss || obj["test_accuracy"] != st.TestAccuracy {
 			t.Fatalf("line %d %q disagrees with %+v", i+1, line, st)
 		}
 		if eps := obj["examples_per_second"].(float64); math.Abs(eps*st.Seconds-64) > 1e-6 {
@@ -225,7 +237,7 @@ func TestNonFiniteJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"epoch":3,"train_loss":null,"test_accuracy":0.5,"seconds":2,"examples_per_second":null}`
+	want := `{"record":"epoch","epoch":3,"step":0,"train_loss":null,"test_accuracy":0.5,"seconds":2,"examples_per_second":null}`
 	if string(b) != want {
 		t.Fatalf("got %s, want %s", b, want)
 	}

@@ -108,9 +108,39 @@ type Trainer struct {
 	// State is the progress of training, updated by Fit.
 	State State
 
+	// Schedule, when non-nil, sets the optimizer's learning rate before
+	// every step: Schedule.LR(State.Step), the step number counted from 0
+	// over the whole training (see package optim's schedules).
+	Schedule optim.Schedule
+	// ClipNorm, when > 0, scales the gradients before each update so
+	// that their total L2 norm is at most ClipNorm (optim.ClipGradNorm).
+	ClipNorm float64
+	// ClipValue, when > 0, limits each gradient element to
+	// [−ClipValue, ClipValue] before each update (optim.ClipGradValue),
+	// before ClipNorm when both are set.
+	ClipValue float64
+	// DivergenceFactor: a step whose loss exceeds DivergenceFactor times
+	// the first step's loss (State.FirstLoss) ends Fit with an error
+	// wrapping ErrDiverged that names the step; 0 means
+	// DefaultDivergenceFactor, a negative value turns this check off. A
+	// NaN or infinite loss always ends Fit that way. Otherwise it must be
+	// > 1.
+	DivergenceFactor float64
+	// CheckpointPath, when non-empty, is the file Fit writes a checkpoint
+	// (Checkpoint) to after every epoch, every CheckpointEvery steps, and
+	// when its context is done; Resume continues from it. A diverged
+	// step leaves the last checkpoint as it was.
+	CheckpointPath string
+	// CheckpointEvery, when positive, also writes CheckpointPath every
+	// that many steps (State.Step a multiple of it).
+	CheckpointEvery int
+
 	// best holds the parameters and buffers of the best epoch when
 	// EarlyStopping.RestoreBest is set.
 	best []*ember.Tensor
+	// settings are those of the last Fit (see trainerSettings); resumed,
+	// those of the checkpoint given to Resume, compared by the next Fit.
+	settings, resumed *trainerSettings
 }
 
 // State is a Trainer's progress, plain data meant to be saved beside the
@@ -130,7 +160,35 @@ type State struct {
 	// Stopped reports that early stopping or OnEpoch ended training;
 	// Fit does nothing more until it is cleared.
 	Stopped bool `json:"stopped"`
+	// EpochStep is the number of batches of epoch Epoch+1 already taken
+	// (0 between epochs): Fit resumes that epoch at this batch.
+	EpochStep int `json:"epoch_step"`
+	// EpochLossSum is the sum of loss × batch size over those batches,
+	// so that the resumed epoch reports the mean loss of all its batches.
+	EpochLossSum float64 `json:"epoch_loss_sum"`
+	// EpochExamples is the number of examples in those batches.
+	EpochExamples int `json:"epoch_examples"`
+	// FirstLoss is the loss of the run's first step, the reference of
+	// divergence detection (see DivergenceFactor); 0 before it.
+	FirstLoss float64 `json:"first_loss"`
 }
+
+// check returns an error for a State that no run can reach: negative
+// counts or sums, or a non-finite loss.
+func (s State) check() error {
+	switch {
+	case s.Epoch < 0 || s.Step < 0 || s.BestEpoch < 0 || s.Wait < 0 || s.EpochStep < 0 || s.EpochExamples < 0:
+		return fmt.Errorf("negative count in %+v", s)
+	case s.EpochStep > s.Step:
+		return fmt.Errorf("epoch_step %d exceeds step %d", s.EpochStep, s.Step)
+	case !finite(s.EpochLossSum) || !finite(s.FirstLoss) || !finite(s.Best):
+		return fmt.Errorf("non-finite loss in %+v", s)
+	}
+	return nil
+}
+
+// finite reports whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // EpochReport is the outcome of one epoch.
 type EpochReport struct {
@@ -192,6 +250,7 @@ type fitRun struct {
 	batch, evalBatch int
 	trainSet, valSet data.Dataset
 	stop             *stopper
+	diverge          float64
 }
 
 // resolve fills in the defaults for ds (the training or evaluation set)
@@ -240,6 +299,16 @@ func (t *Trainer) resolve(ds data.Dataset, training bool) (*fitRun, error) {
 		return nil, fmt.Errorf("train: batch sizes %d and %d, want >= 1 (0 = default)", r.batch, r.evalBatch)
 	case t.Prefetch < data.NoPrefetch:
 		return nil, fmt.Errorf("train: Trainer.Prefetch %d, want >= 0 or data.NoPrefetch", t.Prefetch)
+	case !finite(t.ClipNorm) || t.ClipNorm < 0 || !finite(t.ClipValue) || t.ClipValue < 0:
+		return nil, fmt.Errorf("train: Trainer.ClipNorm %g and ClipValue %g, want finite numbers >= 0 (0 = no clipping)", t.ClipNorm, t.ClipValue)
+	case !finite(t.DivergenceFactor) || t.DivergenceFactor > 0 && t.DivergenceFactor <= 1:
+		return nil, fmt.Errorf("train: Trainer.DivergenceFactor %g, want a number > 1 (0 = %d, negative = off)", t.DivergenceFactor, DefaultDivergenceFactor)
+	case t.CheckpointEvery < 0 || t.CheckpointEvery > 0 && t.CheckpointPath == "":
+		return nil, fmt.Errorf("train: Trainer.CheckpointEvery %d, want >= 0, with a CheckpointPath", t.CheckpointEvery)
+	}
+	r.diverge = t.DivergenceFactor
+	if r.diverge == 0 {
+		r.diverge = DefaultDivergenceFactor
 	}
 	schema := ds.Schema()
 	if err := schema.Validate(max(ds.Len(), r.batch, r.evalBatch)); err != nil {
@@ -305,8 +374,13 @@ func (t *Trainer) Fit(ctx context.Context, ds data.Dataset) (*History, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Optimizer == nil {
-		t.Optimizer = optim.NewAdam(t.Model.NamedParameters(), optim.AdamConfig{LR: 1e-3})
+	t.ensureOptimizer()
+	t.settings = t.currentSettings(r)
+	if t.resumed != nil {
+		if err := t.settings.compare(t.resumed); err != nil {
+			return nil, err
+		}
+		t.resumed = nil
 	}
 	hist := &History{}
 	loader := data.NewLoader(r.trainSet, r.batch, data.LoaderOptions{
@@ -321,6 +395,12 @@ func (t *Trainer) Fit(ctx context.Context, ds data.Dataset) (*History, error) {
 		rep, err := t.epoch(ctx, r, loader, hist)
 		if err != nil {
 			hist.State = t.State
+			if ctx.Err() != nil && !errors.Is(err, ErrDiverged) && t.CheckpointPath != "" {
+				// Interrupted: keep the progress.
+				if cerr := t.writeCheckpoint(); cerr != nil {
+					return hist, errors.Join(err, cerr)
+				}
+			}
 			return hist, err
 		}
 		hist.Epochs = append(hist.Epochs, rep)
@@ -330,6 +410,12 @@ func (t *Trainer) Fit(ctx context.Context, ds data.Dataset) (*History, error) {
 				t.State.Stopped = true
 				hist.Epochs[len(hist.Epochs)-1].Stop = true
 			case err != nil:
+				hist.State = t.State
+				return hist, err
+			}
+		}
+		if t.CheckpointPath != "" {
+			if err := t.writeCheckpoint(); err != nil {
 				hist.State = t.State
 				return hist, err
 			}
@@ -378,26 +464,36 @@ func (t *Trainer) epoch(ctx context.Context, r *fitRun, loader *data.Loader, his
 	return rep, nil
 }
 
-// trainEpoch runs the optimizer over the batches of epoch e and returns
-// the mean loss and the metrics over them.
+// trainEpoch runs the optimizer over the batches of epoch e, from batch
+// State.EpochStep when it resumes that epoch, and returns the mean loss
+// over all the epoch's batches and the metrics over those this call saw.
 func (t *Trainer) trainEpoch(ctx context.Context, r *fitRun, loader *data.Loader, e int, hist *History) (map[string]float64, error) {
 	nn.SetTraining(t.Model, true)
 	for _, m := range t.Metrics {
 		m.Reset()
 	}
-	it := loader.Iter(ctx, e)
+	st := &t.State
+	if st.EpochStep > loader.Len() {
+		st.EpochStep, st.EpochLossSum, st.EpochExamples = 0, 0, 0
+	}
+	it := loader.IterFrom(ctx, e, st.EpochStep)
 	defer it.Close()
-	var sum float64
-	n := 0
+	params := t.Model.NamedParameters()
+	var stepErr error
 	err := ember.Try(func() {
 		for it.Next() {
 			b := it.Batch()
+			if t.Schedule != nil {
+				t.Optimizer.SetLR(t.Schedule.LR(st.Step))
+			}
 			pred := t.Model.Forward(b.X)
 			loss := r.loss(pred, b.Y)
 			if loss == nil || loss.NumElements() != 1 {
 				panic(&ember.Error{Op: "train.Trainer", Operands: []string{describe("loss", loss)}, Msg: "the loss must be a scalar (the batch mean)"})
 			}
-			t.Optimizer.Step(loss.Backward())
+			grads := loss.Backward()
+			clipGrads(grads, params, t.ClipNorm, t.ClipValue)
+			t.Optimizer.Step(grads)
 			l := loss.Item()
 			if len(t.Metrics) > 0 {
 				p := pred.Detach()
@@ -405,25 +501,38 @@ func (t *Trainer) trainEpoch(ctx context.Context, r *fitRun, loader *data.Loader
 					m.Update(p, b.Y)
 				}
 			}
-			sum += l * float64(b.Size)
-			n += b.Size
-			t.State.Step++
+			st.Step++
+			st.EpochStep++
+			st.EpochLossSum += l * float64(b.Size)
+			st.EpochExamples += b.Size
 			hist.StepLosses = append(hist.StepLosses, l)
 			if t.OnStep != nil {
-				t.OnStep(t.State.Step, l)
+				t.OnStep(st.Step, l)
+			}
+			if stepErr = checkLoss(st, l, r.diverge, e+1); stepErr != nil {
+				return
+			}
+			if t.CheckpointEvery > 0 && st.Step%t.CheckpointEvery == 0 {
+				if stepErr = t.writeCheckpoint(); stepErr != nil {
+					return
+				}
 			}
 		}
 	})
+	if err == nil && stepErr != nil {
+		return nil, stepErr // a divergence or a failed checkpoint, which say where
+	}
+	if err == nil {
+		err = it.Err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("train: epoch %d: %w", e+1, err)
 	}
-	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("train: epoch %d: %w", e+1, err)
-	}
 	values := map[string]float64{"loss": math.NaN()}
-	if n > 0 {
-		values["loss"] = sum / float64(n)
+	if st.EpochExamples > 0 {
+		values["loss"] = st.EpochLossSum / float64(st.EpochExamples)
 	}
+	st.EpochStep, st.EpochLossSum, st.EpochExamples = 0, 0, 0
 	for _, m := range t.Metrics {
 		values[m.Name()] = m.Value()
 	}

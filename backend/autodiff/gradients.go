@@ -42,6 +42,19 @@ func (g *Gradients) Remove(t backend.Tensor) (grad backend.Tensor, ok bool) {
 	return grad, ok
 }
 
+// Set replaces the gradient of t, a tracked tensor, with grad (an
+// inner-backend tensor of t's shape and dtype, which the caller checks),
+// as gradient clipping or loss unscaling does before an optimizer step
+// reads it. It reports false, storing nothing, when t is untracked.
+func (g *Gradients) Set(t backend.Tensor, grad backend.Tensor) bool {
+	_, r := unwrap(t)
+	if r.n == nil {
+		return false
+	}
+	g.grads[r] = grad
+	return true
+}
+
 // Len is the number of tensors g holds a gradient for.
 func (g *Gradients) Len() int { return len(g.grads) }
 

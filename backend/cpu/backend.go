@@ -98,6 +98,13 @@ func (be *Backend) Flush() {}
 // sequence of Random ops yields the same values.
 func (be *Backend) Seed(seed uint64) { be.flex.Seed(seed) }
 
+// RNGState returns the random generator's state (flex's); it implements
+// backend.RNGStater.
+func (be *Backend) RNGState() ([]byte, error) { return be.flex.RNGState() }
+
+// SetRNGState restores a state RNGState returned (flex's generator).
+func (be *Backend) SetRNGState(state []byte) error { return be.flex.SetRNGState(state) }
+
 // SupportsDType reports true for every valid dtype.
 func (be *Backend) SupportsDType(dt backend.DType) bool { return be.flex.SupportsDType(dt) }
 

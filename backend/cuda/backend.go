@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -193,6 +195,30 @@ func (b *Backend) Flush() {}
 func (b *Backend) Seed(seed uint64) {
 	b.seed.Store(seed)
 	b.philoxOffset.Store(0)
+}
+
+// cudaRNGTag starts the state RNGState returns.
+const cudaRNGTag = "cuda-philox:"
+
+// RNGState returns the random ops' state: "cuda-philox:", the seed and the
+// Philox counter offset (little-endian 64-bit each); it implements
+// backend.RNGStater.
+func (b *Backend) RNGState() ([]byte, error) {
+	st := []byte(cudaRNGTag)
+	st = binary.LittleEndian.AppendUint64(st, b.seed.Load())
+	return binary.LittleEndian.AppendUint64(st, b.philoxOffset.Load()), nil
+}
+
+// SetRNGState restores a state RNGState returned. It returns an error,
+// changing nothing, for another state.
+func (b *Backend) SetRNGState(state []byte) error {
+	rest, ok := bytes.CutPrefix(state, []byte(cudaRNGTag))
+	if !ok || len(rest) != 16 {
+		return fmt.Errorf("%s: SetRNGState: not a CUDA Philox generator state (%d bytes)", b.id, len(state))
+	}
+	b.seed.Store(binary.LittleEndian.Uint64(rest))
+	b.philoxOffset.Store(binary.LittleEndian.Uint64(rest[8:]))
+	return nil
 }
 
 // NextPhilox reserves n counter values of the device's Philox-4x32 stream

@@ -1,6 +1,7 @@
 package flex
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync"
 
@@ -18,8 +19,9 @@ const DefaultSeed uint64 = 0x5eed
 // mutex guards.
 type Backend struct {
 	id  backend.DeviceID
-	mu  sync.Mutex // guards rng
+	mu  sync.Mutex // guards rng and pcg
 	rng *rand.Rand
+	pcg *rand.PCG // rng's source, whose state RNGState reads
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -46,7 +48,32 @@ func (be *Backend) Flush() {}
 func (be *Backend) Seed(seed uint64) {
 	be.mu.Lock()
 	defer be.mu.Unlock()
-	be.rng = rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	be.pcg = rand.NewPCG(seed, 0x9e3779b97f4a7c15)
+	be.rng = rand.New(be.pcg)
+}
+
+// RNGState returns the generator's state, "pcg:" and the PCG's 128-bit
+// state (math/rand/v2's PCG.MarshalBinary); it implements
+// backend.RNGStater. rand.Rand keeps no state beside its source, so the
+// source's state is the whole generator's.
+func (be *Backend) RNGState() ([]byte, error) {
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	return be.pcg.MarshalBinary()
+}
+
+// SetRNGState restores a state RNGState returned (of this backend or of
+// another whose generator is a PCG seeded the same way: flex, cpu,
+// ndarray). It returns an error, changing nothing, for another state.
+func (be *Backend) SetRNGState(state []byte) error {
+	pcg := new(rand.PCG)
+	if err := pcg.UnmarshalBinary(state); err != nil {
+		return fmt.Errorf("%s: SetRNGState: not a PCG generator state (%d bytes): %w", be.id, len(state), err)
+	}
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	be.pcg, be.rng = pcg, rand.New(pcg)
+	return nil
 }
 
 // kernels is the table Exec dispatches through; each kernel file fills in

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -28,6 +29,9 @@ type BenchConfig struct {
 	// Families selects the benchmark families to run (benchFamilies' names);
 	// empty runs all of them.
 	Families []string
+	// Plot, when non-empty, is the image file (.png, .svg or .pdf) the
+	// results are drawn into against their peers.
+	Plot string
 	// Context is cancelled on Ctrl-C.
 	Context context.Context
 	// Out is the command's standard output.
@@ -95,10 +99,13 @@ implementations measured in the same run:
            libtorch (those that initialize; libtorch needs -tags libtorch),
            each row's speed relative to cpu's
 
-Positional arguments select families; none runs all.`,
+Positional arguments select families; none runs all. --plot FILE draws
+each result's speed relative to its peers (a bar per peer, log scale)
+into a .png, .svg or .pdf file.`,
 		Example: `  ember bench
   ember bench --json matmul
-  ember bench --device flex add sum`,
+  ember bench --device flex add sum
+  ember bench --plot bench.png matmul add sum fusion`,
 		Args: func(_ *cobra.Command, args []string) error {
 			for _, a := range args {
 				if !slices.ContainsFunc(benchFamilies, func(f benchFamily) bool { return f.name == a }) {
@@ -111,6 +118,14 @@ Positional arguments select families; none runs all.`,
 			if env := os.Getenv("EMBER_DEVICE"); !cmd.Flags().Changed("device") && env != "" {
 				cfg.Device, cfg.DeviceFromEnv = env, true
 			}
+			if cfg.Plot != "" {
+				if !slices.Contains([]string{".png", ".svg", ".pdf"}, strings.ToLower(filepath.Ext(cfg.Plot))) {
+					return fmt.Errorf("--plot %q: the file name must end in .png, .svg or .pdf", cfg.Plot)
+				}
+				if st, err := os.Stat(filepath.Dir(cfg.Plot)); err != nil || !st.IsDir() {
+					return fmt.Errorf("--plot %q: directory %s does not exist", cfg.Plot, filepath.Dir(cfg.Plot))
+				}
+			}
 			cfg.Families = args
 			cfg.Context = cmd.Context()
 			cfg.Out = cmd.OutOrStdout()
@@ -120,6 +135,7 @@ Positional arguments select families; none runs all.`,
 	}
 	cmd.Flags().StringVar(&cfg.Device, "device", "cpu", "device to measure (default $EMBER_DEVICE, else cpu)")
 	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print one JSON object per measurement")
+	cmd.Flags().StringVar(&cfg.Plot, "plot", "", "draw the results against their peers into `FILE` (.png, .svg or .pdf)")
 	return cmd
 }
 
@@ -160,10 +176,21 @@ func benchMain(cfg BenchConfig) error {
 		}
 	}
 	b.progress("")
+	if cfg.Plot != "" {
+		if err := writeBenchPlot(cfg.Plot, b.name, all); err != nil {
+			return err
+		}
+	}
 	if cfg.JSON {
 		return nil
 	}
-	return printBenchTable(cfg.Out, all)
+	if err := printBenchTable(cfg.Out, all); err != nil {
+		return err
+	}
+	if cfg.Plot != "" {
+		fmt.Fprintf(cfg.Out, "wrote the comparison with the peers to %s\n", cfg.Plot)
+	}
+	return nil
 }
 
 // printBenchTable prints the results aligned, ratios to peers last.

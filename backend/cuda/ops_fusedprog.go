@@ -124,7 +124,7 @@ func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]back
 		}
 		grid = grid1(n, blockSize)
 	} else {
-		spec.vec, spec.unroll = fusedVector(lay.classes, ts, outs)
+		spec.vec, spec.unroll = fusedVector(lay.classes, ts, outs, len(p.Nodes))
 		grid = grid1(n/spec.vec, blockSize*spec.unroll)
 	}
 	k, ok := b.fusedKernel(plan, &spec)
@@ -362,12 +362,19 @@ func fusedLayoutOf(shape []int, ins []*Tensor) (l fusedLayout, ok bool) {
 	return l, true
 }
 
-// fusedVector returns the vector width and unrolling of a flat kernel:
-// 16 bytes of the widest dense operand when every dense pointer is
-// aligned to its vector (else 1), and enough vectors per thread to keep
-// about four dense loads in flight, at most 16 elements per thread (the
-// body is inlined once per element).
-func fusedVector(classes []byte, ins, outs []*Tensor) (vec, unroll int) {
+// fusedInlineBudget bounds the node evaluations a flat kernel's unrolled
+// loop inlines (nodes × elements per thread): a long program's body is
+// not unrolled as far, which keeps its compilation short (NVRTC's time
+// grows with the inlined code; a long body has work enough in flight).
+const fusedInlineBudget = 512
+
+// fusedVector returns the vector width and unrolling of a flat kernel of
+// nodes nodes: 16 bytes of the widest dense operand when every dense
+// pointer is aligned to its vector (else 1), and enough vectors per
+// thread to keep about four dense loads in flight, at most 16 elements
+// per thread (the body is inlined once per element) and at most
+// fusedInlineBudget node evaluations.
+func fusedVector(classes []byte, ins, outs []*Tensor, nodes int) (vec, unroll int) {
 	var sizes []int
 	dense := 0
 	for i, t := range ins {
@@ -391,7 +398,7 @@ func fusedVector(classes []byte, ins, outs []*Tensor) (vec, unroll int) {
 		}
 	}
 	unroll = max(1, 4/max(dense, 1))
-	for unroll > 1 && vec*unroll > 16 {
+	for unroll > 1 && (vec*unroll > 16 || vec*unroll*nodes > fusedInlineBudget) {
 		unroll /= 2
 	}
 	return vec, unroll

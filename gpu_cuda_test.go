@@ -207,6 +207,35 @@ func BenchmarkCUDAOneHot64(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/op")
 }
 
+// BenchmarkCUDAIrregularChains is the host time per elementwise op of an
+// irregular op sequence with dropped results: iteration i runs a chain of
+// 1 + (7i mod 13) ops tanh(y·0.5 + c) with a constant c that changes
+// every iteration, and drops it; the fusion decorator's drains (every 256
+// ops and at the Sync) cut the sequence at positions that move from drain
+// to drain, so their programs keep changing. Each op's kernel is built
+// before the timer starts.
+func BenchmarkCUDAIrregularChains(b *testing.B) {
+	dev := cudaDevice(b)
+	x := ember.Ones([]int{64}, dev)
+	x.MulScalar(0.5).AddScalar(1).Tanh()
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	ops := 0
+	b.ResetTimer()
+	for i := range b.N {
+		y := x
+		for range 1 + (7*i)%13 {
+			y = y.MulScalar(0.5).AddScalar(float64(i%17) / 16).Tanh()
+			ops += 3
+		}
+	}
+	if err := dev.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(ops)/1e3, "us/elementwise-op")
+}
+
 // BenchmarkCUDATrainCNNStep is one step of `ember train --model cnn` on
 // cuda:0 (batch 64 uploaded from the host, forward, cross-entropy,
 // backward, Adam, the loss read back), as train.step does it.

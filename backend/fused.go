@@ -17,7 +17,9 @@ type Fuser interface {
 	// dtypes and shapes) and returns one new tensor of p.Shape per
 	// p.Outputs, each value bit-identical to running the node's op alone
 	// on this backend. ok is false when the backend declines the program
-	// (an input layout it does not take): the caller then runs p.Run.
+	// (an input layout it does not take, or, for now, a program whose
+	// code it is still compiling: cuda's FusedTiering): the caller then
+	// runs p.Run, and may offer programs of the same signature again.
 	// Run-time failures panic as Exec's do.
 	ExecFused(p *ir.FusedProgram, inputs []Tensor) (outs []Tensor, ok bool)
 }

@@ -34,8 +34,10 @@ type Backend struct {
 	alloc        *allocator
 	persistent   atomic.Int32
 	fatal        atomic.Pointer[error]
-	kcache       kernelCache // compiled kernels, their build statistics, the warm-up
-	elemKernels  sync.Map    // elemVariant -> *Kernel
+	kcache       kernelCache               // compiled kernels, their build statistics, the warm-up
+	fusedTier    atomic.Pointer[fusedTier] // how fused kernels are compiled (fused_tiering.go)
+	fusedStats   fusedCounters
+	elemKernels  sync.Map // elemVariant -> *Kernel
 	blasOnce     sync.Once
 	blas         cublas.Handle
 	blasErr      error
@@ -99,6 +101,7 @@ func Open(index int) (*Backend, error) {
 		return unavailable(err)
 	}
 	b.alloc = newAllocator(&cuMemory{ctx: b.ctx, stream: b.stream, gate: &b.gate}, collectGarbage)
+	b.fusedTier.Store(newFusedTier(FusedTiering{Sync: envSyncCompile()}))
 	b.startWarmUp()
 	return b, nil
 }

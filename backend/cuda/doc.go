@@ -67,9 +67,15 @@
 // names the GPU (backend.DeviceDescriber).
 //
 // Fused elementwise programs (backend.Fuser, for backend/fusion) become one
-// generated kernel per program signature and input layout, each node
-// computed by the same device code as its unfused kernel and rounded as it
-// would be, so results are bit-identical. Kernels of different names
+// generated kernel per program signature (constants' values excluded: they
+// are kernel parameters) and input layout, each node computed by the same
+// device code as its unfused kernel and rounded as it would be, so results
+// are bit-identical. Those kernels are compiled by tiers (FusedTiering):
+// a program whose kernel is not built runs op by op while NVRTC compiles
+// it on a background worker, once the program has been seen twice; a
+// kernel in the disk cache is loaded at once; EMBER_CUDA_SYNC_COMPILE=1,
+// and the recording of a CUDA graph, compile on the calling goroutine at
+// the first call instead. Kernels of different names
 // compile concurrently, and Open starts compiling, in the background on
 // GOMAXPROCS workers, the F32 kernels a training step of the MNIST models
 // uses (EMBER_CUDA_WARMUP=0 turns that off); CompileStats and CompileWait

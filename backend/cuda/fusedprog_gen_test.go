@@ -437,36 +437,58 @@ func TestFusedCheck(t *testing.T) {
 }
 
 // TestFusedPlan checks the per-signature plan: constants' bits, programs
-// it declines, and NaN constants, whose payloads the signature does not
-// tell apart and which are therefore taken from each program.
+// that differ only in their constants' values (NaN payloads included),
+// which share the plan and its kernels but each run with its own bits,
+// and programs it declines.
 func TestFusedPlan(t *testing.T) {
 	b := &Backend{ccMajor: 9}
 	p := geluChainProgram([]int{8})
 	pl := b.fusedPlanOf(p)
 	want := []uint64{uint64(math.Float32bits(float32(1 / math.Sqrt2))), uint64(math.Float32bits(1)), uint64(math.Float32bits(0.5))}
-	if !pl.ok || !slices.Equal(pl.consts, want) || pl.nanConst {
-		t.Errorf("gelu plan: ok %v, constants %x (want %x), NaN %v", pl.ok, pl.consts, want, pl.nanConst)
+	if got := pl.constsOf(p); !pl.ok || pl.nconsts != 3 || !slices.Equal(got, want) {
+		t.Errorf("gelu plan: ok %v, %d constants %x (want 3: %x)", pl.ok, pl.nconsts, got, want)
 	}
 	if b.fusedPlanOf(geluChainProgram([]int{3, 5})) != pl {
 		t.Error("another shape made another plan")
 	}
-	nanProg := func(payload uint64) *ir.FusedProgram {
+	constProg := func(v float64) *ir.FusedProgram {
 		g := newProg([]int{4})
 		x := g.input(backend.F64, []int{4})
-		return g.output(g.binary(backend.OpMax, x, g.full(backend.F64, math.Float64frombits(0x7ff8000000000000|payload))))
+		return g.output(g.binary(backend.OpMax, x, g.full(backend.F64, v)))
 	}
-	p1, p2 := nanProg(1), nanProg(0xff)
-	if p1.Signature() == p2.Signature() {
-		t.Fatal("NaN payloads are not in the signature: two constants would share one plan")
+	nan1, nan2 := math.Float64frombits(0x7ff8000000000001), math.Float64frombits(0x7ff80000000000ff)
+	progs := []*ir.FusedProgram{constProg(2.5), constProg(-1e300), constProg(nan1), constProg(nan2), constProg(2.5)}
+	pc := b.fusedPlanOf(progs[0])
+	if !pc.ok {
+		t.Fatal("constant plan declined")
 	}
-	if pl := b.fusedPlanOf(p1); !pl.ok {
-		t.Errorf("NaN plan: ok %v", pl.ok)
+	for i, q := range progs {
+		if b.fusedPlanOf(q) != pc {
+			t.Errorf("program %d: another constant value made another plan", i)
+		}
+		got := pc.constsOf(q)
+		w := uint64(0)
+		for j := range q.Nodes {
+			if q.Nodes[j].Kind == ir.KindFull {
+				w = math.Float64bits(q.Nodes[j].Value)
+			}
+		}
+		if len(got) != 1 || got[0] != w {
+			t.Errorf("program %d: constant bits %x, want %x", i, got, w)
+		}
 	}
-	if c1, c2 := fusedConsts(p1), fusedConsts(p2); c1[0] == c2[0] {
-		t.Errorf("NaN constants %x and %x", c1, c2)
+	if p1, p2 := progs[2], progs[3]; fusedSignature(p1) != fusedSignature(p2) || p1.Signature() == p2.Signature() {
+		t.Error("fusedSignature must drop the constants' values, ir's Signature keep them")
 	}
+	// F32 constants store float32 bits (Full's conversion).
 	g := newProg([]int{4})
 	x := g.input(backend.F32, []int{4})
+	p32 := g.output(g.binary(backend.OpMul, x, g.full(backend.F32, 0.1)))
+	if got := b.fusedPlanOf(p32).constsOf(p32); len(got) != 1 || got[0] != uint64(math.Float32bits(0.1)) {
+		t.Errorf("F32 constant bits %x", got)
+	}
+	g = newProg([]int{4})
+	x = g.input(backend.F32, []int{4})
 	declined := g.output(g.add(ir.FusedNode{Kind: ir.KindUnary, Sub: uint8(backend.OpNot), DType: backend.F32, Args: [3]ir.FusedRef{x}}))
 	if pl := b.fusedPlanOf(declined); pl.ok {
 		t.Error("a plan for Not on F32")
@@ -542,4 +564,19 @@ func TestFusedSourcesCompile(t *testing.T) {
 	}
 	close(work)
 	wg.Wait()
+}
+
+// TestFusedVectorBudget checks the flat kernel's unrolling on hand-worked
+// cases: one dense F32 input and output take 4-element vectors, 4 of
+// them per thread for short programs, fewer once nodes × 16 elements
+// exceed fusedInlineBudget (512), never fewer than one vector.
+func TestFusedVectorBudget(t *testing.T) {
+	in := fakeTensor(backend.F32, []int{1024}, []int{1})
+	out := fakeTensor(backend.F32, []int{1024}, []int{1})
+	for _, c := range []struct{ nodes, unroll int }{{1, 4}, {11, 4}, {32, 4}, {33, 2}, {64, 2}, {65, 1}, {300, 1}} {
+		vec, unroll := fusedVector([]byte{fusedContig}, []*Tensor{in}, []*Tensor{out}, c.nodes)
+		if vec != 4 || unroll != c.unroll {
+			t.Errorf("%d nodes: vec %d unroll %d, want 4 and %d", c.nodes, vec, unroll, c.unroll)
+		}
+	}
 }

@@ -23,10 +23,17 @@ var (
 )
 
 // gpu returns the shared backend of GPU 0, or skips the test when there is
-// no usable CUDA device.
+// no usable CUDA device. It compiles fused kernels at their first call
+// (FusedTiering.Sync), as the tests of ExecFused's kernels expect; the
+// tiers are tested on backends of their own (fused_tiering_test.go).
 func gpu(t testing.TB) *Backend {
 	t.Helper()
-	gpuOnce.Do(func() { gpuB, gpuErr = Open(0) })
+	gpuOnce.Do(func() {
+		gpuB, gpuErr = Open(0)
+		if gpuErr == nil {
+			gpuB.SetFusedTiering(FusedTiering{Sync: true})
+		}
+	})
 	if gpuErr != nil {
 		t.Skipf("no CUDA device: %v", gpuErr)
 	}

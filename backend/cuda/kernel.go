@@ -50,9 +50,12 @@ type kernelCache struct {
 	// time of those builds; waitNanos sums the time Kernel callers were
 	// blocked on a build (their own or another goroutine's).
 	built, buildNanos, waitNanos atomic.Int64
-	// names lists the built kernels in the order they finished.
+	// names lists the built kernels in the order they finished; nvrtc
+	// those that NVRTC compiled (not read from the disk cache), in the
+	// order their compilations started.
 	namesMu sync.Mutex
 	names   []string
+	nvrtc   []string
 	// warmDone is closed when the warm-up started by Open has finished.
 	warmDone chan struct{}
 }
@@ -198,6 +201,16 @@ func (b *Backend) builtKernels() []string {
 	return slices.Clone(kc.names)
 }
 
+// nvrtcCompiled returns the names of the kernels NVRTC compiled for this
+// backend so far (disk cache hits excluded), in the order the
+// compilations started.
+func (b *Backend) nvrtcCompiled() []string {
+	kc := &b.kcache
+	kc.namesMu.Lock()
+	defer kc.namesMu.Unlock()
+	return slices.Clone(kc.nvrtc)
+}
+
 // nvrtcInfo is NVRTC's version and the architectures it emits cubins for
 // (all of them when NVRTC cannot list them), queried once.
 var nvrtcInfo = sync.OnceValues(func() (string, func(arch int) bool) {
@@ -207,15 +220,15 @@ var nvrtcInfo = sync.OnceValues(func() (string, func(arch int) bool) {
 	return fmt.Sprintf("%d.%d", ma, mi), cubin
 })
 
-// compile returns the cubin (or PTX, when NVRTC cannot emit code for the
-// device's architecture) of source compiled with the backend's options and
-// then extra, from the disk cache when present. NVRTC compiles independent
-// programs concurrently, so compile runs without a lock.
-func (b *Backend) compile(name, source string, extra []string) ([]byte, error) {
+// compileTarget returns the NVRTC options of source compiled with the
+// backend's options and then extra, whether they make a cubin (else PTX,
+// when NVRTC cannot emit code for the device's architecture), and the
+// disk cache file of the result ("" without a user cache directory).
+func (b *Backend) compileTarget(source string, extra []string) (opts []string, cubin bool, file string) {
 	arch := b.ccMajor*10 + b.ccMinor
 	ver, emitsCubin := nvrtcInfo()
-	cubin := emitsCubin(arch)
-	opts := append(compileOptions(arch, cubin), extra...)
+	cubin = emitsCubin(arch)
+	opts = append(compileOptions(arch, cubin), extra...)
 	if len(extra) > 0 && strings.HasPrefix(extra[0], "-arch=") {
 		// The kernel names its own target (sm_90a for Hopper's
 		// architecture-specific instructions): it replaces the device's.
@@ -227,13 +240,38 @@ func (b *Backend) compile(name, source string, extra []string) ([]byte, error) {
 	if !cubin {
 		ext = "ptx"
 	}
-	file := ""
 	if dir, err := os.UserCacheDir(); err == nil {
 		file = filepath.Join(dir, "ember", "cuda", fmt.Sprintf("%s-sm_%d.%s", hex.EncodeToString(h.Sum(nil))[:32], arch, ext))
+	}
+	return opts, cubin, file
+}
+
+// onDisk reports whether the disk cache holds source compiled with the
+// backend's options and then extra (a build of it costs a file read and a
+// module load, no NVRTC run).
+func (b *Backend) onDisk(source string, extra []string) bool {
+	_, _, file := b.compileTarget(source, extra)
+	if file == "" {
+		return false
+	}
+	fi, err := os.Stat(file)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+}
+
+// compile returns the cubin (or PTX, when NVRTC cannot emit code for the
+// device's architecture) of source compiled with the backend's options and
+// then extra, from the disk cache when present. NVRTC compiles independent
+// programs concurrently, so compile runs without a lock.
+func (b *Backend) compile(name, source string, extra []string) ([]byte, error) {
+	opts, cubin, file := b.compileTarget(source, extra)
+	if file != "" {
 		if img, err := os.ReadFile(file); err == nil && len(img) > 0 {
 			return img, nil
 		}
 	}
+	b.kcache.namesMu.Lock()
+	b.kcache.nvrtc = append(b.kcache.nvrtc, name)
+	b.kcache.namesMu.Unlock()
 	img, err := nvrtc.Compile(source, name, opts, cubin)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/internal/layout"
@@ -51,14 +54,26 @@ func (b *Backend) FusesNode(n *ir.FusedNode, in backend.DType) bool {
 // the code of its op's own kernel, in its dtype, rounded to its dtype
 // after every node (see kernels_fusedprog.go).
 //
-// The kernel is generated and compiled with NVRTC on the first program of
-// a signature and input layout, and cached by them. ok is false, and
-// nothing is queued, when the backend declines p: a node FusesNode
-// rejects, operands not of p's dtypes and shapes or not CUDA tensors,
-// more than 8 axes left after merging the general inputs' axes, or a
-// parameter block over 4 KiB. A failed compilation or launch panics as
-// Exec does. While the backend records a graph, ExecFused keeps its inputs
-// for the graph and a panic makes EndGraph fail, as Exec's.
+// The kernel is generated per program signature (the nodes, outputs and
+// dtypes; neither shapes nor the constants' values, which are kernel
+// parameters) and input layout, and cached by them. A kernel not built
+// yet is compiled by tiers (see FusedTiering): found in the disk cache, it
+// is loaded at once; otherwise ExecFused declines (ok false) and counts
+// the program, and once its signature and layout have been seen
+// Threshold times NVRTC compiles the kernel on a background worker while
+// the caller keeps running the program op by op (ir.FusedProgram.Run),
+// which gives the same bits. With FusedTiering.Sync (EMBER_CUDA_SYNC_COMPILE=1)
+// and while the backend records a graph, the kernel is compiled on the
+// calling goroutine at the first call instead.
+//
+// ok is also false, and nothing is queued, when the backend declines p: a
+// node FusesNode rejects, operands not of p's dtypes and shapes or not
+// CUDA tensors, more than 8 axes left after merging the general inputs'
+// axes, or a parameter block over 4 KiB. A failed compilation panics as
+// Exec does, at the first call that needs the kernel (for a background
+// compilation: the first call of the program after it failed); so does a
+// failed launch. While the backend records a graph, ExecFused keeps its
+// inputs for the graph and a panic makes EndGraph fail, as Exec's.
 func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]backend.Tensor, bool) {
 	if len(inputs) != len(p.Inputs) {
 		return nil, false
@@ -85,7 +100,7 @@ func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]back
 	if !ok {
 		return nil, false
 	}
-	words := fusedParamWords(len(lay.gen) > 0, len(lay.gen), len(ts), len(p.Outputs), len(plan.consts), plan.divides)
+	words := fusedParamWords(len(lay.gen) > 0, len(lay.gen), len(ts), len(p.Outputs), plan.nconsts, plan.divides)
 	if 8*words > maxFusedParams {
 		return nil, false
 	}
@@ -109,14 +124,17 @@ func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]back
 		}
 		grid = grid1(n, blockSize)
 	} else {
-		spec.vec, spec.unroll = fusedVector(lay.classes, ts, outs)
+		spec.vec, spec.unroll = fusedVector(lay.classes, ts, outs, len(p.Nodes))
 		grid = grid1(n/spec.vec, blockSize*spec.unroll)
 	}
-	consts := plan.consts
-	if plan.nanConst {
-		consts = fusedConsts(p) // NaN payloads are not in the signature
+	k, ok := b.fusedKernel(plan, &spec)
+	if !ok {
+		for _, t := range outs {
+			b.Release(t) // nothing was queued on them
+		}
+		return nil, false
 	}
-	k := plan.kernel(b, &spec)
+	consts := plan.constsOf(p)
 	var status []uint64
 	if plan.divides {
 		status = []uint64{b.statusWord()}
@@ -128,16 +146,27 @@ func (b *Backend) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]back
 }
 
 // fusedPlan is what the backend keeps per program signature: whether it
-// runs such programs, the bits of their constants and their kernels by
-// variant.
+// runs such programs, the bits of the constants it last ran with, and
+// its kernels by variant.
 type fusedPlan struct {
-	ok       bool
-	consts   []uint64        // Full's bits, in node order
-	nanConst bool            // some constant is a NaN, whose payload the signature does not hold
-	divides  bool            // the program has integer divisions: its kernels take the status word
-	kernels  sync.Map        // variant -> *Kernel
-	sig      string          // the signature
-	p        ir.FusedProgram // a program of the signature (its shapes unused)
+	ok      bool
+	divides bool            // the program has integer divisions: its kernels take the status word
+	nconsts int             // its constants (Full nodes)
+	kernels sync.Map        // variant -> *Kernel
+	probed  sync.Map        // variant -> struct{}: looked up in the disk cache (fusedKernel)
+	sig     string          // the signature (fusedSignature)
+	p       ir.FusedProgram // a program of the signature (its shapes unused)
+
+	// last holds the constants' values (float64 bits) and the bits they
+	// store, of the last program run, so that a program repeating its
+	// constants converts none (see constsOf).
+	last atomic.Pointer[fusedConstBits]
+}
+
+// fusedConstBits pairs the values of a program's constants (their
+// float64 bits) with the bits Full stores for them.
+type fusedConstBits struct {
+	values, bits []uint64
 }
 
 type fusedPlanKey struct {
@@ -148,9 +177,43 @@ type fusedPlanKey struct {
 // fusedPlans caches every backend's plans by signature.
 var fusedPlans sync.Map // fusedPlanKey -> *fusedPlan
 
+// fusedSignature is what a fused kernel's source depends on: p's
+// signature (ir.FusedProgram.Signature) without the constants' values,
+// which the kernels take as parameters. Programs that differ only in
+// their shapes and constants (a learning rate, a scale) share a plan and
+// its kernels.
+func fusedSignature(p *ir.FusedProgram) string {
+	var sb strings.Builder
+	sb.Grow(16 * (len(p.Inputs) + len(p.Nodes)))
+	for _, in := range p.Inputs {
+		sb.WriteString(in.DType.String())
+		sb.WriteByte(',')
+	}
+	sb.WriteByte('|')
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		sb.WriteString(strconv.Itoa(int(n.Kind)))
+		sb.WriteByte('.')
+		sb.WriteString(strconv.Itoa(int(n.Sub)))
+		sb.WriteByte('.')
+		sb.WriteString(n.DType.String())
+		for a := range n.NumArgs() {
+			sb.WriteByte(' ')
+			sb.WriteString(strconv.Itoa(int(n.Args[a])))
+		}
+		sb.WriteByte(';')
+	}
+	sb.WriteByte('|')
+	for _, o := range p.Outputs {
+		sb.WriteString(strconv.Itoa(o))
+		sb.WriteByte(',')
+	}
+	return sb.String()
+}
+
 // fusedPlanOf returns the plan of p's signature, making it on first use.
 func (b *Backend) fusedPlanOf(p *ir.FusedProgram) *fusedPlan {
-	key := fusedPlanKey{b, p.Signature()}
+	key := fusedPlanKey{b, fusedSignature(p)}
 	if v, ok := fusedPlans.Load(key); ok {
 		return v.(*fusedPlan)
 	}
@@ -165,16 +228,44 @@ func (b *Backend) fusedPlanOf(p *ir.FusedProgram) *fusedPlan {
 		for i := range plan.p.Inputs {
 			plan.p.Inputs[i].Shape = nil // the source does not depend on shapes
 		}
-		plan.consts = fusedConsts(p)
 		plan.divides = fusedDivides(p)
 		for i := range p.Nodes {
-			if n := &p.Nodes[i]; n.Kind == ir.KindFull && math.IsNaN(n.Value) {
-				plan.nanConst = true
+			if p.Nodes[i].Kind == ir.KindFull {
+				plan.nconsts++
 			}
 		}
 	}
 	v, _ := fusedPlans.LoadOrStore(key, plan)
 	return v.(*fusedPlan)
+}
+
+// constsOf returns the bits of p's constants (p is of pl's signature),
+// converting them only when their values differ from the last call's.
+func (pl *fusedPlan) constsOf(p *ir.FusedProgram) []uint64 {
+	last := pl.last.Load()
+	if last != nil {
+		k := 0
+		for i := range p.Nodes {
+			if n := &p.Nodes[i]; n.Kind == ir.KindFull {
+				if math.Float64bits(n.Value) != last.values[k] {
+					last = nil
+					break
+				}
+				k++
+			}
+		}
+		if last != nil {
+			return last.bits
+		}
+	}
+	c := &fusedConstBits{bits: fusedConsts(p)}
+	for i := range p.Nodes {
+		if n := &p.Nodes[i]; n.Kind == ir.KindFull {
+			c.values = append(c.values, math.Float64bits(n.Value))
+		}
+	}
+	pl.last.Store(c)
+	return c.bits
 }
 
 // fusedConsts returns the bits of p's constants (its KindFull nodes), in
@@ -190,18 +281,27 @@ func fusedConsts(p *ir.FusedProgram) []uint64 {
 }
 
 // kernel returns the plan's kernel of spec's variant (spec.p may be any
-// program of the signature), generating and compiling it on first use.
+// program of the signature), generating and compiling it on the calling
+// goroutine on first use.
 func (pl *fusedPlan) kernel(b *Backend, spec *fusedSpec) *Kernel {
 	variant := spec.variant()
 	if k, ok := pl.kernels.Load(variant); ok {
 		return k.(*Kernel)
 	}
+	s := pl.spec(spec, variant)
+	k := b.Kernel(s.name, fusedSource(s))
+	pl.kernels.Store(variant, k)
+	b.fusedStats.sync.Add(1)
+	return k
+}
+
+// spec returns spec over the plan's own program (immutable, unlike the
+// caller's) with the kernel's name, for a build that outlives the call.
+func (pl *fusedPlan) spec(spec *fusedSpec, variant string) fusedSpec {
 	s := *spec
 	s.p = &pl.p
 	s.name = fusedKernelName(pl.sig, variant)
-	k := b.Kernel(s.name, fusedSource(s))
-	pl.kernels.Store(variant, k)
-	return k
+	return s
 }
 
 // fusedLayout is how a fused kernel reads its inputs for one call.
@@ -262,12 +362,19 @@ func fusedLayoutOf(shape []int, ins []*Tensor) (l fusedLayout, ok bool) {
 	return l, true
 }
 
-// fusedVector returns the vector width and unrolling of a flat kernel:
-// 16 bytes of the widest dense operand when every dense pointer is
-// aligned to its vector (else 1), and enough vectors per thread to keep
-// about four dense loads in flight, at most 16 elements per thread (the
-// body is inlined once per element).
-func fusedVector(classes []byte, ins, outs []*Tensor) (vec, unroll int) {
+// fusedInlineBudget bounds the node evaluations a flat kernel's unrolled
+// loop inlines (nodes × elements per thread): a long program's body is
+// not unrolled as far, which keeps its compilation short (NVRTC's time
+// grows with the inlined code; a long body has work enough in flight).
+const fusedInlineBudget = 512
+
+// fusedVector returns the vector width and unrolling of a flat kernel of
+// nodes nodes: 16 bytes of the widest dense operand when every dense
+// pointer is aligned to its vector (else 1), and enough vectors per
+// thread to keep about four dense loads in flight, at most 16 elements
+// per thread (the body is inlined once per element) and at most
+// fusedInlineBudget node evaluations.
+func fusedVector(classes []byte, ins, outs []*Tensor, nodes int) (vec, unroll int) {
 	var sizes []int
 	dense := 0
 	for i, t := range ins {
@@ -291,7 +398,7 @@ func fusedVector(classes []byte, ins, outs []*Tensor) (vec, unroll int) {
 		}
 	}
 	unroll = max(1, 4/max(dense, 1))
-	for unroll > 1 && vec*unroll > 16 {
+	for unroll > 1 && (vec*unroll > 16 || vec*unroll*nodes > fusedInlineBudget) {
 		unroll /= 2
 	}
 	return vec, unroll

@@ -13,6 +13,11 @@ import (
 // drained without being asked (Options.MaxNodes' default).
 const DefaultMaxNodes = 256
 
+// DefaultMaxProgramOps is the most ops (nodes other than constants) of
+// one fused program (Options.MaxProgramOps' default): longer groups are
+// cut into several programs.
+const DefaultMaxProgramOps = 64
+
 // DefaultMaxSinkBytes is the size of a stream's unread results at which
 // it is drained without being asked (Options.MaxSinkBytes' default).
 const DefaultMaxSinkBytes = 1 << 30
@@ -28,15 +33,24 @@ type Options struct {
 	// drops large results holds at most about this much at once, as it
 	// would run eagerly. 0 means DefaultMaxSinkBytes.
 	MaxSinkBytes int64
+	// MaxProgramOps bounds the ops of one fused program: a group of more
+	// ops of one shape runs as consecutive programs of at most this many,
+	// each writing the values a later one reads. Long programs take long
+	// to compile on backends that generate code (NVRTC's time grows with
+	// the kernel's length), and a drain of a loop's ops then gives
+	// programs of a few signatures, compiled once, instead of one
+	// signature per length. 0 means DefaultMaxProgramOps.
+	MaxProgramOps int
 }
 
 // Backend is the fusion decorator around a base backend that implements
 // backend.Fuser (see the package doc). It is safe for concurrent use.
 type Backend struct {
-	inner    backend.Backend
-	fuser    backend.Fuser
-	maxNodes int
-	maxSink  int64
+	inner      backend.Backend
+	fuser      backend.Fuser
+	maxNodes   int
+	maxSink    int64
+	maxProgram int
 
 	// mu guards the streams, the flights and every Tensor's state.
 	mu      sync.Mutex
@@ -56,7 +70,8 @@ type Stats struct {
 	// Single is the number of groups of one node, run as that op alone.
 	Single atomic.Int64
 	// Declined is the number of programs the base backend declined, run
-	// op by op.
+	// op by op (a layout it does not take, or a program whose kernel it
+	// has not compiled yet: see backend.Fuser).
 	Declined atomic.Int64
 	// Flushes is the number of times a stream was drained.
 	Flushes atomic.Int64
@@ -99,13 +114,17 @@ func New(inner backend.Backend, opts Options) (b backend.Backend, ok bool) {
 	if opts.MaxSinkBytes <= 0 {
 		opts.MaxSinkBytes = DefaultMaxSinkBytes
 	}
+	if opts.MaxProgramOps <= 0 {
+		opts.MaxProgramOps = DefaultMaxProgramOps
+	}
 	return &Backend{
-		inner:    inner,
-		fuser:    f,
-		maxNodes: opts.MaxNodes,
-		maxSink:  opts.MaxSinkBytes,
-		streams:  make(map[int64]*stream),
-		flights:  make(map[*flight]struct{}),
+		inner:      inner,
+		fuser:      f,
+		maxNodes:   opts.MaxNodes,
+		maxSink:    opts.MaxSinkBytes,
+		maxProgram: opts.MaxProgramOps,
+		streams:    make(map[int64]*stream),
+		flights:    make(map[*flight]struct{}),
 	}, true
 }
 

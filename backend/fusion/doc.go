@@ -22,7 +22,14 @@
 // stream reaching Options.MaxNodes pending nodes. Flush dispatches
 // without waiting on backends that execute asynchronously.
 //
+// A group of more than Options.MaxProgramOps ops is cut into consecutive
+// programs (each writing the values a later one reads), so that programs
+// stay quick to compile and a loop's drains give a few signatures.
+//
 // Results are bit-identical to the unfused backend: a Fuser computes each
 // node exactly as its kernel for that op alone does, and a program it
-// declines runs op by op (ir.FusedProgram.Run).
+// declines runs op by op (ir.FusedProgram.Run). A Fuser may decline a
+// program only for now (cuda while the program's kernel is compiled in
+// the background): nothing is cached on the decorator's side, so a later
+// program of the same signature is offered again.
 package fusion

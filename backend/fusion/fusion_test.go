@@ -23,6 +23,14 @@ type refFuser struct {
 	programs, nodes atomic.Int64
 	decline         bool
 	inputs          atomic.Int64 // inputs of the last program
+	// declineFirst declines the first declineFirst calls of each
+	// signature (as a backend compiling kernels by tiers does); seen
+	// counts the calls per signature, maxOps is the most ops of a
+	// program run or declined.
+	declineFirst int
+	mu           sync.Mutex
+	seen         map[string]int
+	maxOps       int
 }
 
 func (f *refFuser) FusesNode(n *ir.FusedNode, in backend.DType) bool {
@@ -39,6 +47,24 @@ func (f *refFuser) ExecFused(p *ir.FusedProgram, inputs []backend.Tensor) ([]bac
 		}
 	}
 	if f.decline {
+		return nil, false
+	}
+	f.mu.Lock()
+	if f.seen == nil {
+		f.seen = map[string]int{}
+	}
+	sig := p.Signature()
+	f.seen[sig]++
+	first := f.seen[sig] <= f.declineFirst
+	ops := 0
+	for i := range p.Nodes {
+		if p.Nodes[i].Kind != ir.KindFull {
+			ops++
+		}
+	}
+	f.maxOps = max(f.maxOps, ops)
+	f.mu.Unlock()
+	if first {
 		return nil, false
 	}
 	f.programs.Add(1)
@@ -120,9 +146,28 @@ var (
 // tensor back in random order — so that intermediates that were never
 // written are recomputed — and compares each with plain flex bit for bit.
 func TestRandomChainsMatchEager(t *testing.T) {
+	randomChains(t, fusion.Options{MaxNodes: 64}, 0)
+}
+
+// TestRandomChainsSplitAndDeclined runs the random programs of
+// TestRandomChainsMatchEager cut into programs of at most 3 ops (values
+// one program reads from an earlier one of its group are written), on a
+// base backend that declines the first two calls of every signature, as
+// one compiling kernels by tiers does: every value stays bit-identical to
+// eager flex.
+func TestRandomChainsSplitAndDeclined(t *testing.T) {
+	randomChains(t, fusion.Options{MaxNodes: 64, MaxProgramOps: 3}, 2)
+}
+
+// randomChains is TestRandomChainsMatchEager on decorators with opts over
+// a base backend declining the first declineFirst calls of each
+// signature.
+func randomChains(t *testing.T, opts fusion.Options, declineFirst int) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := range 60 {
-		fb, rb, _ := newPair(t)
+		f := &refFuser{Backend: flex.New(backend.DeviceID{Type: "flex"}), declineFirst: declineFirst}
+		fb, _ := fusion.New(f, opts)
+		rb := flex.New(backend.DeviceID{Type: "flex"})
 		m, n := 1+r.IntN(5), 1+r.IntN(7)
 		if trial%10 == 0 {
 			m, n = 70, 130
@@ -171,6 +216,9 @@ func TestRandomChainsMatchEager(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("trial %d: tensor %d of shape %v differs from eager flex", trial, i, pool[i].r.Shape())
 			}
+		}
+		if limit := opts.MaxProgramOps; limit > 0 && f.maxOps > limit {
+			t.Fatalf("trial %d: a program of %d ops, want at most %d", trial, f.maxOps, limit)
 		}
 	}
 }
@@ -416,5 +464,60 @@ func TestRepeatedOperandIsOneInput(t *testing.T) {
 	}
 	if n := f.inputs.Load(); n != 1 {
 		t.Fatalf("the program has %d inputs, want 1", n)
+	}
+}
+
+// TestLongGroupsSplit checks the cut of long groups into programs of at
+// most MaxProgramOps ops: a loop of dropped results (x+y, 200 times) runs
+// as programs of one signature plus one for the rest; a chain of 50 ops
+// read at its end, and an intermediate of it read later, keep their
+// values (the values a later program of the group reads are written).
+func TestLongGroupsSplit(t *testing.T) {
+	const limit = 16
+	f := &refFuser{Backend: flex.New(backend.DeviceID{Type: "flex"})}
+	fb, _ := fusion.New(f, fusion.Options{MaxProgramOps: limit})
+	rb := flex.New(backend.DeviceID{Type: "flex"})
+	r := rand.New(rand.NewPCG(19, 20))
+	dx, dy := randData(r, []int{3}), randData(r, []int{3})
+	fx, fy, rx, ry := fb.FromData(dx), fb.FromData(dy), rb.FromData(dx), rb.FromData(dy)
+	var last backend.Tensor
+	for range 200 {
+		last = ir.Add(fb, fx, fy)
+	}
+	if !slices.Equal(bitsOf(t, fb, last), bitsOf(t, rb, ir.Add(rb, rx, ry))) {
+		t.Fatal("x+y differs from eager flex")
+	}
+	if f.maxOps > limit {
+		t.Fatalf("a program of %d ops, want at most %d", f.maxOps, limit)
+	}
+	// 200 = 12·16 + 8: one signature of 16 adds, one of 8.
+	f.mu.Lock()
+	sigs := len(f.seen)
+	full := 0
+	for _, n := range f.seen {
+		full = max(full, n)
+	}
+	f.mu.Unlock()
+	if sigs != 2 || full != 12 {
+		t.Errorf("%d signatures, the commonest run %d times; want 2 and 12", sigs, full)
+	}
+
+	cx, cy := fx, rx
+	var midF, midR backend.Tensor
+	for i := range 50 {
+		cx = ir.AddScalar(fb, ir.Unary(fb, ir.OpTanh, cx), 0.125)
+		cy = ir.AddScalar(rb, ir.Unary(rb, ir.OpTanh, cy), 0.125)
+		if i == 20 {
+			midF, midR = cx, cy
+		}
+	}
+	if !slices.Equal(bitsOf(t, fb, cx), bitsOf(t, rb, cy)) {
+		t.Fatal("long chain differs from eager flex")
+	}
+	if !slices.Equal(bitsOf(t, fb, midF), bitsOf(t, rb, midR)) {
+		t.Fatal("an intermediate of the long chain differs from eager flex")
+	}
+	if f.maxOps > limit {
+		t.Fatalf("a program of %d ops, want at most %d", f.maxOps, limit)
 	}
 }

@@ -115,7 +115,77 @@ func (b *Backend) plan(roots []*Tensor, recipe *Tensor, f *flight) *plan {
 	if len(p.groups) > 1 {
 		p.groups = orderGroups(p)
 	}
+	p.groups = splitGroups(p, b.maxProgram)
 	return p
+}
+
+// splitGroups cuts every group of more than max ops (constants that are
+// not written do not count: they are inlined where they are read) into
+// consecutive programs of at most max ops, in order; a node that a later
+// program of its group reads is written, as a node another shape reads
+// is. Programs stay small enough to compile quickly, and a long run of
+// similar ops (a loop) gives programs of one signature, which a backend
+// compiles once, instead of one long program per length.
+func splitGroups(p *plan, max int) [][]int32 {
+	split := false
+	for _, g := range p.groups {
+		if countOps(p, g) > max {
+			split = true
+			break
+		}
+	}
+	if !split {
+		return p.groups
+	}
+	chunkOf := make(map[int32]int, len(p.nodes))
+	var out [][]int32
+	for _, g := range p.groups {
+		first := len(out)
+		cur, ops := []int32(nil), 0
+		for _, j := range g {
+			isOp := p.nodes[j].node.Kind != ir.KindFull
+			if isOp && ops == max {
+				out = append(out, cur)
+				cur, ops = nil, 0
+			}
+			cur = append(cur, j)
+			if isOp {
+				ops++
+			}
+		}
+		out = append(out, cur)
+		for c := first; c < len(out); c++ {
+			for _, j := range out[c] {
+				chunkOf[j] = c
+			}
+		}
+		for c := first + 1; c < len(out); c++ {
+			for _, j := range out[c] {
+				pn := &p.nodes[j]
+				for a := range pn.node.NumArgs() {
+					i := pn.args[a].idx
+					if i < 0 {
+						continue
+					}
+					if h, ok := chunkOf[i]; ok && h >= first && h < c {
+						p.nodes[i].write = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// countOps returns the number of nodes of g that are not constants.
+func countOps(p *plan, g []int32) int {
+	n := 0
+	for _, j := range g {
+		if p.nodes[j].node.Kind != ir.KindFull {
+			n++
+		}
+	}
+	return n
 }
 
 // orderGroups returns p's groups in dependency order: a group after every
@@ -173,13 +243,7 @@ func (b *Backend) run(p *plan) {
 // runGroup computes one group: a lone op as itself, anything longer as one
 // fused program (op by op where the base backend declines it).
 func (b *Backend) runGroup(p *plan, g []int32) {
-	nops := 0
-	for _, j := range g {
-		if p.nodes[j].node.Kind != ir.KindFull {
-			nops++
-		}
-	}
-	if nops <= 1 {
+	if countOps(p, g) <= 1 {
 		// Nothing to fuse: run the ops as they came (a constant, or one op
 		// with its constant operands).
 		for _, j := range g {

@@ -1,0 +1,272 @@
+package cpu
+
+import (
+	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/gemm"
+	"github.com/emberml/ember/backend/cpu/internal/workers"
+	"github.com/emberml/ember/backend/internal/unfold"
+	"github.com/emberml/ember/ir"
+)
+
+// directWeightGrad runs the weight gradient of the float32 host tensors xt
+// and gt on the direct path when its shapes allow, returning nil
+// otherwise.
+func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvOptions, dt ir.DType, shape []int) ir.Tensor {
+	x, ok1 := view[float32](xt)
+	gy, ok2 := view[float32](gt)
+	if !ok1 || !ok2 || len(x.Shape) != 4 || len(gy.Shape) != 4 || numel(shape) == 0 {
+		return nil
+	}
+	p := newWgradPlan([4]int(x.Shape), ws, [4]int(gy.Shape), unfold.GeomOf(ws[2], ws[3], o), o.Groups)
+	if p == nil {
+		return nil
+	}
+	out := be.f32(numel(shape))
+	p.run(dense(x, be.f32), dense(gy, be.f32), out)
+	return wrap(dt, shape, out)
+}
+
+// The direct float32 weight gradient of conv2d (unit stride), tap by tap:
+//
+//	gw[co, ci, ky, kx] = Σ_{n,oh,ow} g[n, co, oh, ow] · xp[n, ci, oh+ky·dh, ow+kx·dw]
+//
+// (xp: x zero-padded). Each tap's [Cout/G, Cin/G] block is a product of
+// depth N·Ho·Wo, computed by gemm.Stile tiles over chunks of images whose
+// operands are first transposed to pixel-major (NHWC) buffers, in one of
+// two orientations:
+//
+//   - channels (Cin/G of at least half a vector): tile rows are output
+//     channels co (broadcast from g's NHWC copy), columns are input
+//     channel vectors of x's NHWC copy at the tap's shifted pixel;
+//   - taps (fewer input channels, unit dilation along the width, such as
+//     a first layer on one-channel images): tile rows are the kw taps of
+//     one kernel row — consecutive pixels of x's own rows, read in place —
+//     and columns are output channel vectors of g's NHWC copy.
+//
+// The batch is cut into a number of image segments that depends only on
+// the shapes; each segment's partial gradient is one task (its chunks in
+// order, each tile summing its pixels in order), and the partial
+// gradients are added in segment order, so the result does not depend on
+// the worker count or scheduling.
+
+// wgradSegmentImages is the batch share of one segment, and
+// wgradMaxSegments bounds their count (so the partial sums stay few).
+const (
+	wgradSegmentImages = 16
+	wgradMaxSegments   = 8
+)
+
+// wgradChunkBytes is the size of the transposed operands of one chunk of
+// images, meant to stay in the L2 cache while its tiles run.
+const wgradChunkBytes = 256 << 10
+
+// wgradPlan is a direct weight gradient: shapes and orientation.
+type wgradPlan struct {
+	n, cin, h, w, cout, ho, wo int
+	groups, ipg, opg           int
+	g                          unfold.Geom
+	lanes                      int
+	hp, wp                     int  // the padded input
+	taps                       bool // the taps orientation (else channels)
+	ldg, ldx                   int  // channels of a pixel in g's and x's NHWC copies
+	chunk                      int  // images per chunk
+	segs                       []span
+	partLen                    int // one segment's partial gradient, all groups
+}
+
+// newWgradPlan returns the plan of the weight gradient of a conv2d with
+// input xs, weights ws and output gradient gs under g, or nil when the
+// direct path does not apply: no tile kernels, a stride other than 1,
+// empty shapes, or too few channels for either orientation.
+func newWgradPlan(xs, ws, gs [4]int, g unfold.Geom, groups int) *wgradPlan {
+	lanes := gemm.TileLanes()
+	if !(gemm.TileAccelerated() || directPortable) || g.Sh != 1 || g.Sw != 1 || groups < 1 {
+		return nil
+	}
+	p := &wgradPlan{n: xs[0], cin: xs[1], h: xs[2], w: xs[3], cout: gs[1], ho: gs[2], wo: gs[3],
+		groups: groups, g: g, lanes: lanes}
+	p.ipg, p.opg = p.cin/groups, p.cout/groups
+	p.hp, p.wp = p.h+2*g.Ph, p.w+2*g.Pw
+	if p.n < 1 || p.ho < 1 || p.wo < 1 || p.ipg < 1 || p.opg < 1 || p.ho+(g.Kh-1)*g.Dh != p.hp || p.wo+(g.Kw-1)*g.Dw != p.wp {
+		return nil
+	}
+	switch {
+	case 2*p.ipg >= lanes:
+	case g.Dw == 1 && g.Kw <= gemm.TileMaxRows(2) && 2*p.opg >= lanes && g.Kw >= 3:
+		p.taps = true
+	default:
+		return nil
+	}
+	p.ldg = roundUp(p.opg, lanes)
+	p.ldx = roundUp(p.ipg, lanes)
+	perImage := p.ho * p.wo * p.ldg
+	if !p.taps {
+		perImage += p.hp * p.wp * p.ldx
+	} else if g.Ph > 0 || g.Pw > 0 {
+		perImage += p.ipg * p.hp * p.wp
+	}
+	segs := min(wgradMaxSegments, (p.n+wgradSegmentImages-1)/wgradSegmentImages)
+	p.segs = spans(p.n, (p.n+segs-1)/segs)
+	p.chunk = max(1, min(p.segs[0].n, wgradChunkBytes/(4*perImage)))
+	taps := g.Kh * g.Kw
+	if p.taps {
+		p.partLen = groups * p.ipg * taps * p.ldg
+	} else {
+		p.partLen = groups * taps * p.opg * p.ldx
+	}
+	if !fitsInt32(p.chunk*perImage, p.n*p.cin*p.h*p.w, p.partLen) {
+		return nil
+	}
+	return p
+}
+
+// run computes the weight gradient out [cout, cin/groups, kh,
+// kw] of x [n, cin, h, w] and g [n, cout, ho, wo] (both contiguous) with
+// plan p.
+func (p *wgradPlan) run(x, gy, out []float32) {
+	parts := make([][]float32, len(p.segs))
+	for s := range parts {
+		parts[s] = make([]float32, p.partLen)
+	}
+	task := func(s int) { p.segment(x, gy, p.segs[s], parts[s]) }
+	if len(p.segs) > 1 && workers.Workers() > 1 && !directSerial {
+		workers.ParallelFor(len(p.segs), task)
+	} else {
+		for s := range p.segs {
+			task(s)
+		}
+	}
+	// out[gr·opg + co, ci, tap] = Σ_s part_s in segment order.
+	taps := p.g.Kh * p.g.Kw
+	for gr := range p.groups {
+		for co := range p.opg {
+			for ci := range p.ipg {
+				dst := out[((gr*p.opg+co)*p.ipg+ci)*taps:][:taps]
+				for t := range dst {
+					var i int
+					if p.taps {
+						i = ((gr*p.ipg+ci)*taps+t)*p.ldg + co
+					} else {
+						i = ((gr*taps+t)*p.opg+co)*p.ldx + ci
+					}
+					v := parts[0][i]
+					for _, q := range parts[1:] {
+						v += q[i]
+					}
+					dst[t] = v
+				}
+			}
+		}
+	}
+}
+
+// segment accumulates the partial gradient of images seg into part.
+func (p *wgradPlan) segment(x, gy []float32, seg span, part []float32) {
+	ohw, hw, hpwp := p.ho*p.wo, p.h*p.w, p.hp*p.wp
+	gb := getScratch[float32](&scratchF32, p.chunk*ohw*p.ldg)
+	defer scratchF32.Put(gb)
+	gt := *gb
+	var xt []float32
+	if xl := p.chunk * hpwp * p.ldx; !p.taps {
+		xb := getScratch[float32](&scratchF32, xl)
+		defer scratchF32.Put(xb)
+		xt = *xb
+	} else if p.g.Ph > 0 || p.g.Pw > 0 {
+		xb := getScratch[float32](&scratchF32, p.chunk*p.ipg*hpwp)
+		defer scratchF32.Put(xb)
+		xt = *xb
+	}
+	taps := p.g.Kh * p.g.Kw
+	blocksG, blocksX := colBlocks(p.opg, p.lanes), colBlocks(p.ipg, p.lanes)
+	for c0 := seg.lo; c0 < seg.lo+seg.n; c0 += p.chunk {
+		nb := min(p.chunk, seg.lo+seg.n-c0)
+		depth := nb * ohw
+		acc := c0 > seg.lo
+		for gr := range p.groups {
+			// g's NHWC copy: gt[(i·ohw + px)·ldg + co].
+			for i := range nb {
+				src := gy[((c0+i)*p.cout+gr*p.opg)*ohw:]
+				transposeTo(gt[i*ohw*p.ldg:], p.ldg, src, ohw, p.opg, ohw)
+			}
+			if !p.taps {
+				p.channelTiles(x, gt, xt, c0, nb, gr, acc, part[gr*taps*p.opg*p.ldx:], blocksX)
+				continue
+			}
+			// The taps orientation reads x's rows in place, or a padded copy.
+			img, imgStride, base := x, p.cin*hw, (c0*p.cin+gr*p.ipg)*hw
+			if xt != nil {
+				img, imgStride, base = xt, p.ipg*hpwp, 0
+				clear(xt[:nb*p.ipg*hpwp])
+				for i := range nb {
+					for ci := range p.ipg {
+						src := x[((c0+i)*p.cin+gr*p.ipg+ci)*hw:]
+						dst := xt[(i*p.ipg+ci)*hpwp:]
+						for y := range p.h {
+							copy(dst[(y+p.g.Ph)*p.wp+p.g.Pw:][:p.w], src[y*p.w:][:p.w])
+						}
+					}
+				}
+			}
+			ao := make([]int, depth)
+			for i := range nb {
+				for oh := range p.ho {
+					for ow := range p.wo {
+						ao[(i*p.ho+oh)*p.wo+ow] = i*imgStride + oh*p.wp + ow
+					}
+				}
+			}
+			aoff, boff := offsets(ao), stridedTable(depth, p.ldg)
+			pg := part[gr*p.ipg*taps*p.ldg:]
+			for ci := range p.ipg {
+				for ky := range p.g.Kh {
+					a := img[base+ci*hpwp+ky*p.g.Dh*p.wp:]
+					c := pg[(ci*taps+ky*p.g.Kw)*p.ldg:]
+					for _, b := range blocksG {
+						gemm.Stile(p.g.Kw, b.vecs, depth, a, aoff, gt[b.off:], boff, c[b.off:], p.ldg, acc)
+					}
+				}
+			}
+		}
+	}
+}
+
+// channelTiles runs the channels orientation for images [c0, c0+nb) of
+// group gr: x's NHWC copy, then per tap, output-channel rows × input
+// channel vectors into part [tap][co][ldx].
+func (p *wgradPlan) channelTiles(x, gt, xt []float32, c0, nb, gr int, acc bool, part []float32, blocks []colBlock) {
+	hw, hpwp, ohw := p.h*p.w, p.hp*p.wp, p.ho*p.wo
+	for i := range nb {
+		dst := xt[i*hpwp*p.ldx : (i+1)*hpwp*p.ldx]
+		src := x[((c0+i)*p.cin+gr*p.ipg)*hw:]
+		if p.g.Ph == 0 && p.g.Pw == 0 {
+			transposeTo(dst, p.ldx, src, hw, p.ipg, hw)
+			continue
+		}
+		clear(dst)
+		for y := range p.h {
+			transposeTo(dst[((y+p.g.Ph)*p.wp+p.g.Pw)*p.ldx:], p.ldx, src[y*p.w:], hw, p.ipg, p.w)
+		}
+	}
+	depth := nb * ohw
+	bo := make([]int, depth)
+	for i := range nb {
+		for oh := range p.ho {
+			for ow := range p.wo {
+				bo[(i*p.ho+oh)*p.wo+ow] = (i*hpwp + oh*p.wp + ow) * p.ldx
+			}
+		}
+	}
+	aoff, boff := stridedTable(depth, p.ldg), offsets(bo)
+	rows := spans(p.opg, gemm.TileMaxRows(2))
+	for ky := range p.g.Kh {
+		for kx := range p.g.Kw {
+			b := xt[(ky*p.g.Dh*p.wp+kx*p.g.Dw)*p.ldx:]
+			c := part[(ky*p.g.Kw+kx)*p.opg*p.ldx:]
+			for _, r := range rows {
+				for _, blk := range blocks {
+					gemm.Stile(r.n, blk.vecs, depth, gt[r.lo:], aoff, b[blk.off:], boff, c[r.lo*p.ldx+blk.off:], p.ldx, acc)
+				}
+			}
+		}
+	}
+}

@@ -50,7 +50,8 @@ type tposePlan struct {
 	lanes, ldy                 int
 	blocks                     []colBlock
 	wpk                        []float32 // [group][tap][block][ci][block columns]
-	blockAt                    []int     // start of each block within a tap
+	wbuf                       *[]float32
+	blockAt                    []int // start of each block within a tap
 	tapLen                     int
 	aoff                       gemm.Offsets
 	boff                       [3]gemm.Offsets
@@ -68,19 +69,29 @@ func newTposePlan(w []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups i
 		p.tapLen += p.ipg * b.vecs * p.lanes
 	}
 	taps := g.Kh * g.Kw
-	p.wpk = make([]float32, groups*taps*p.tapLen)
-	for gr := range groups {
-		for t := range taps {
-			for bi, b := range p.blocks {
-				cols := b.vecs * p.lanes
-				dst := p.wpk[(gr*taps+t)*p.tapLen+p.blockAt[bi]:]
-				for ci := range p.ipg {
-					row := dst[ci*cols:][:cols]
-					for j := range min(cols, p.opg-b.off) {
-						row[j] = w[((gr*p.ipg+ci)*p.opg+b.off+j)*taps+t]
-					}
+	p.wbuf = getScratch[float32](&scratchF32, groups*taps*p.tapLen)
+	p.wpk = *p.wbuf
+	pack := func(u int) { // one group and tap
+		gr, t := u/taps, u%taps
+		for bi, b := range p.blocks {
+			cols := b.vecs * p.lanes
+			dst := p.wpk[u*p.tapLen+p.blockAt[bi]:][:p.ipg*cols]
+			n := min(cols, p.opg-b.off)
+			for ci := range p.ipg {
+				row := dst[ci*cols:][:cols]
+				src := w[((gr*p.ipg+ci)*p.opg+b.off)*taps+t:]
+				for j := range n {
+					row[j] = src[j*taps]
 				}
+				clear(row[n:])
 			}
+		}
+	}
+	if units := groups * taps; units > 1 && workers.Workers() > 1 && !directSerial {
+		workers.ParallelFor(units, pack)
+	} else {
+		for u := range units {
+			pack(u)
 		}
 	}
 	p.aoff = stridedTable(p.ipg, p.h*p.w)
@@ -104,6 +115,7 @@ func newTposePlan(w []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups i
 // hold.
 func directConvTranspose2d(x, w, out []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups int) {
 	p := newTposePlan(w, xs, ws, os, g, groups)
+	defer scratchF32.Put(p.wbuf)
 	units := p.n * p.groups
 	run := func(lo, hi int) {
 		yb := getScratch[float32](&scratchF32, p.ho*p.wo*p.ldy)

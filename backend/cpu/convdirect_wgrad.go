@@ -58,7 +58,7 @@ const (
 
 // wgradChunkBytes is the size of the transposed operands of one chunk of
 // images, meant to stay in the L2 cache while its tiles run.
-const wgradChunkBytes = 256 << 10
+var wgradChunkBytes = 256 << 10
 
 // wgradPlan is a direct weight gradient: shapes and orientation.
 type wgradPlan struct {
@@ -124,10 +124,17 @@ func newWgradPlan(xs, ws, gs [4]int, g unfold.Geom, groups int) *wgradPlan {
 // kw] of x [n, cin, h, w] and g [n, cout, ho, wo] (both contiguous) with
 // plan p.
 func (p *wgradPlan) run(x, gy, out []float32) {
+	bufs := make([]*[]float32, len(p.segs))
 	parts := make([][]float32, len(p.segs))
 	for s := range parts {
-		parts[s] = make([]float32, p.partLen)
+		bufs[s] = getScratch[float32](&scratchF32, p.partLen)
+		parts[s] = *bufs[s]
 	}
+	defer func() {
+		for _, b := range bufs {
+			scratchF32.Put(b)
+		}
+	}()
 	task := func(s int) { p.segment(x, gy, p.segs[s], parts[s]) }
 	if len(p.segs) > 1 && workers.Workers() > 1 && !directSerial {
 		workers.ParallelFor(len(p.segs), task)
@@ -136,24 +143,27 @@ func (p *wgradPlan) run(x, gy, out []float32) {
 			task(s)
 		}
 	}
-	// out[gr·opg + co, ci, tap] = Σ_s part_s in segment order.
+	// The partial gradients added in segment order, then permuted to
+	// out[gr·opg + co, ci, tap].
+	sum := parts[0]
+	for _, q := range parts[1:] {
+		addF32(sum, sum, q, len(sum))
+	}
 	taps := p.g.Kh * p.g.Kw
 	for gr := range p.groups {
 		for co := range p.opg {
 			for ci := range p.ipg {
 				dst := out[((gr*p.opg+co)*p.ipg+ci)*taps:][:taps]
+				if p.taps {
+					src := sum[((gr*p.ipg+ci)*taps)*p.ldg+co:]
+					for t := range dst {
+						dst[t] = src[t*p.ldg]
+					}
+					continue
+				}
+				src := sum[(gr*taps*p.opg+co)*p.ldx+ci:]
 				for t := range dst {
-					var i int
-					if p.taps {
-						i = ((gr*p.ipg+ci)*taps+t)*p.ldg + co
-					} else {
-						i = ((gr*taps+t)*p.opg+co)*p.ldx + ci
-					}
-					v := parts[0][i]
-					for _, q := range parts[1:] {
-						v += q[i]
-					}
-					dst[t] = v
+					dst[t] = src[t*p.opg*p.ldx]
 				}
 			}
 		}

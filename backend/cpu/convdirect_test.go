@@ -138,7 +138,7 @@ func TestDirectConvSkips(t *testing.T) {
 	}
 }
 
-// wgradCases adds shapes for the taps orientation of the weight gradient
+// wgradCases adds shapes for the pixels orientation of the weight gradient
 // (few input channels) to directCases, with batches that make several
 // segments and chunks.
 var wgradCases = append(append([]directCase(nil), directCases...),
@@ -164,7 +164,7 @@ func TestDirectWeightGradAgainstReference(t *testing.T) {
 				if p == nil {
 					t.Fatalf("%s: direct path not taken for x %v w %v", name, c.x, c.w)
 				}
-				seen[p.taps] = true
+				seen[p.pixels] = true
 				xv, gv := randVals(numel(c.x[:]), uint64(ci+7)), randVals(numel(os[:]), uint64(ci+70))
 				want := refWeightGrad(xv, c.x, gv, os, c.w, c.o)
 				x, g := tensorOf(be, xv, c.x[:], backend.F32), tensorOf(be, gv, os[:], backend.F32)

@@ -30,18 +30,22 @@ func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvO
 //
 //	gw[co, ci, ky, kx] = Σ_{n,oh,ow} g[n, co, oh, ow] · xp[n, ci, oh+ky·dh, ow+kx·dw]
 //
-// (xp: x zero-padded). Each tap's [Cout/G, Cin/G] block is a product of
-// depth N·Ho·Wo, computed by gemm.Stile tiles over chunks of images whose
-// operands are first transposed to pixel-major (NHWC) buffers, in one of
-// two orientations:
+// (xp: x zero-padded), in one of two orientations:
 //
-//   - channels (Cin/G of at least half a vector): tile rows are output
-//     channels co (broadcast from g's NHWC copy), columns are input
-//     channel vectors of x's NHWC copy at the tap's shifted pixel;
-//   - taps (fewer input channels, unit dilation along the width, such as
-//     a first layer on one-channel images): tile rows are the kw taps of
-//     one kernel row — consecutive pixels of x's own rows, read in place —
-//     and columns are output channel vectors of g's NHWC copy.
+//   - channels (Cin/G of at least half a vector): each tap's
+//     [Cout/G, Cin/G] block is a product of depth N·Ho·Wo computed by
+//     gemm.Stile tiles over chunks of images whose operands are first
+//     transposed to pixel-major (NHWC) buffers: tile rows are output
+//     channels co (broadcast from g's NHWC copy), columns input channel
+//     vectors of x's NHWC copy at the tap's shifted pixel;
+//   - pixels (fewer input channels, such as a first layer on one-channel
+//     images): every weight is the dot product of an output channel's
+//     plane of g, read in place, and the input plane shifted by the tap,
+//     taken from a per-image copy of x with one plane per kernel column
+//     (x shifted by kx, cut to the output width, so that each tap's
+//     operand is contiguous over the flattened output pixels); gemm.Sdot
+//     tiles of up to 5 channels × 5 taps keep their lanes' partial sums in
+//     a buffer across the images, added up once at the end.
 //
 // The batch is cut into a number of image segments that depends only on
 // the shapes; each segment's partial gradient is one task (its chunks in
@@ -67,8 +71,8 @@ type wgradPlan struct {
 	g                          unfold.Geom
 	lanes                      int
 	hp, wp                     int  // the padded input
-	taps                       bool // the taps orientation (else channels)
-	ldg, ldx                   int  // channels of a pixel in g's and x's NHWC copies
+	pixels                     bool // the pixels orientation (else channels)
+	ldg, ldx                   int  // channels of a pixel in g's and x's NHWC copies (channels)
 	chunk                      int  // images per chunk
 	segs                       []span
 	partLen                    int // one segment's partial gradient, all groups
@@ -90,27 +94,19 @@ func newWgradPlan(xs, ws, gs [4]int, g unfold.Geom, groups int) *wgradPlan {
 	if p.n < 1 || p.ho < 1 || p.wo < 1 || p.ipg < 1 || p.opg < 1 || p.ho+(g.Kh-1)*g.Dh != p.hp || p.wo+(g.Kw-1)*g.Dw != p.wp {
 		return nil
 	}
-	switch {
-	case 2*p.ipg >= lanes:
-	case g.Dw == 1 && g.Kw <= gemm.TileMaxRows(2) && 2*p.opg >= lanes && g.Kw >= 3:
-		p.taps = true
-	default:
-		return nil
-	}
+	p.pixels = 2*p.ipg < lanes
 	p.ldg = roundUp(p.opg, lanes)
 	p.ldx = roundUp(p.ipg, lanes)
-	perImage := p.ho * p.wo * p.ldg
-	if !p.taps {
-		perImage += p.hp * p.wp * p.ldx
-	} else if g.Ph > 0 || g.Pw > 0 {
-		perImage += p.ipg * p.hp * p.wp
+	perImage := p.ho*p.wo*p.ldg + p.hp*p.wp*p.ldx
+	if p.pixels {
+		perImage = p.ipg * g.Kw * p.hp * p.wo // the shifted copies
 	}
 	segs := min(wgradMaxSegments, (p.n+wgradSegmentImages-1)/wgradSegmentImages)
 	p.segs = spans(p.n, (p.n+segs-1)/segs)
 	p.chunk = max(1, min(p.segs[0].n, wgradChunkBytes/(4*perImage)))
 	taps := g.Kh * g.Kw
-	if p.taps {
-		p.partLen = groups * p.ipg * taps * p.ldg
+	if p.pixels {
+		p.partLen = groups * p.opg * p.ipg * taps * lanes
 	} else {
 		p.partLen = groups * taps * p.opg * p.ldx
 	}
@@ -150,17 +146,14 @@ func (p *wgradPlan) run(x, gy, out []float32) {
 		addF32(sum, sum, q, len(sum))
 	}
 	taps := p.g.Kh * p.g.Kw
+	if p.pixels {
+		p.finishPixels(sum, out)
+		return
+	}
 	for gr := range p.groups {
 		for co := range p.opg {
 			for ci := range p.ipg {
 				dst := out[((gr*p.opg+co)*p.ipg+ci)*taps:][:taps]
-				if p.taps {
-					src := sum[((gr*p.ipg+ci)*taps)*p.ldg+co:]
-					for t := range dst {
-						dst[t] = src[t*p.ldg]
-					}
-					continue
-				}
 				src := sum[(gr*taps*p.opg+co)*p.ldx+ci:]
 				for t := range dst {
 					dst[t] = src[t*p.opg*p.ldx]
@@ -172,67 +165,110 @@ func (p *wgradPlan) run(x, gy, out []float32) {
 
 // segment accumulates the partial gradient of images seg into part.
 func (p *wgradPlan) segment(x, gy []float32, seg span, part []float32) {
-	ohw, hw, hpwp := p.ho*p.wo, p.h*p.w, p.hp*p.wp
+	if p.pixels {
+		p.pixelTiles(x, gy, seg, part)
+		return
+	}
+	ohw, hpwp := p.ho*p.wo, p.hp*p.wp
 	gb := getScratch[float32](&scratchF32, p.chunk*ohw*p.ldg)
 	defer scratchF32.Put(gb)
-	gt := *gb
-	var xt []float32
-	if xl := p.chunk * hpwp * p.ldx; !p.taps {
-		xb := getScratch[float32](&scratchF32, xl)
-		defer scratchF32.Put(xb)
-		xt = *xb
-	} else if p.g.Ph > 0 || p.g.Pw > 0 {
-		xb := getScratch[float32](&scratchF32, p.chunk*p.ipg*hpwp)
-		defer scratchF32.Put(xb)
-		xt = *xb
-	}
+	xb := getScratch[float32](&scratchF32, p.chunk*hpwp*p.ldx)
+	defer scratchF32.Put(xb)
+	gt, xt := *gb, *xb
 	taps := p.g.Kh * p.g.Kw
-	blocksG, blocksX := colBlocks(p.opg, p.lanes), colBlocks(p.ipg, p.lanes)
+	blocks := colBlocks(p.ipg, p.lanes)
 	for c0 := seg.lo; c0 < seg.lo+seg.n; c0 += p.chunk {
 		nb := min(p.chunk, seg.lo+seg.n-c0)
-		depth := nb * ohw
-		acc := c0 > seg.lo
 		for gr := range p.groups {
 			// g's NHWC copy: gt[(i·ohw + px)·ldg + co].
 			for i := range nb {
 				src := gy[((c0+i)*p.cout+gr*p.opg)*ohw:]
 				transposeTo(gt[i*ohw*p.ldg:], p.ldg, src, ohw, p.opg, ohw)
 			}
-			if !p.taps {
-				p.channelTiles(x, gt, xt, c0, nb, gr, acc, part[gr*taps*p.opg*p.ldx:], blocksX)
-				continue
+			p.channelTiles(x, gt, xt, c0, nb, gr, c0 > seg.lo, part[gr*taps*p.opg*p.ldx:], blocks)
+		}
+	}
+}
+
+// pixelTiles runs the pixels orientation for the images of seg: part holds
+// per group, output channel tile, input channel and kernel row the
+// gemm.Sdot blocks of the tile's channels × that row's kernel columns,
+// lanes innermost.
+func (p *wgradPlan) pixelTiles(x, gy []float32, seg span, part []float32) {
+	ohw, hw := p.ho*p.wo, p.h*p.w
+	plane := p.hp * p.wo // one shifted copy
+	xb := getScratch[float32](&scratchF32, p.ipg*p.g.Kw*plane)
+	defer scratchF32.Put(xb)
+	xs := *xb
+	ri, rj := gemm.SdotMaxRows()
+	cots, kxts := spans(p.opg, ri), spans(p.g.Kw, rj)
+	for i := seg.lo; i < seg.lo+seg.n; i++ {
+		acc := i > seg.lo
+		at := 0
+		for gr := range p.groups {
+			// xs[ci][kx][y][ow] = xp[ci][y][ow + kx·dw], xp the padded input.
+			for ci := range p.ipg {
+				src := x[(i*p.cin+gr*p.ipg+ci)*hw:][:hw]
+				for kx := range p.g.Kw {
+					dst := xs[(ci*p.g.Kw+kx)*plane:][:plane]
+					for y := range p.hp {
+						row := dst[y*p.wo:][:p.wo]
+						iy := y - p.g.Ph
+						if iy < 0 || iy >= p.h {
+							clear(row)
+							continue
+						}
+						// Output column ow reads input column ow + kx·dw − pw.
+						sx := kx*p.g.Dw - p.g.Pw
+						lo, hi := max(0, -sx), min(p.wo, p.w-sx)
+						if lo >= hi {
+							clear(row)
+							continue
+						}
+						clear(row[:lo])
+						copy(row[lo:hi], src[iy*p.w+lo+sx:])
+						clear(row[hi:])
+					}
+				}
 			}
-			// The taps orientation reads x's rows in place, or a padded copy.
-			img, imgStride, base := x, p.cin*hw, (c0*p.cin+gr*p.ipg)*hw
-			if xt != nil {
-				img, imgStride, base = xt, p.ipg*hpwp, 0
-				clear(xt[:nb*p.ipg*hpwp])
-				for i := range nb {
-					for ci := range p.ipg {
-						src := x[((c0+i)*p.cin+gr*p.ipg+ci)*hw:]
-						dst := xt[(i*p.ipg+ci)*hpwp:]
-						for y := range p.h {
-							copy(dst[(y+p.g.Ph)*p.wp+p.g.Pw:][:p.w], src[y*p.w:][:p.w])
+			gimg := gy[(i*p.cout+gr*p.opg)*ohw:]
+			for _, ct := range cots {
+				a := gimg[ct.lo*ohw:]
+				for ci := range p.ipg {
+					for ky := range p.g.Kh {
+						for _, kt := range kxts {
+							b := xs[(ci*p.g.Kw+kt.lo)*plane+ky*p.g.Dh*p.wo:]
+							n := ct.n * kt.n * p.lanes
+							gemm.Sdot(ct.n, kt.n, ohw, a, ohw, b, plane, part[at:at+n], acc)
+							at += n
 						}
 					}
 				}
 			}
-			ao := make([]int, depth)
-			for i := range nb {
-				for oh := range p.ho {
-					for ow := range p.wo {
-						ao[(i*p.ho+oh)*p.wo+ow] = i*imgStride + oh*p.wp + ow
-					}
-				}
-			}
-			aoff, boff := offsets(ao), stridedTable(depth, p.ldg)
-			pg := part[gr*p.ipg*taps*p.ldg:]
+		}
+	}
+}
+
+// finishPixels writes out from the pixels orientation's summed partial
+// lanes (pixelTiles' layout).
+func (p *wgradPlan) finishPixels(sum, out []float32) {
+	ri, rj := gemm.SdotMaxRows()
+	cots, kxts := spans(p.opg, ri), spans(p.g.Kw, rj)
+	taps := p.g.Kh * p.g.Kw
+	at := 0
+	for gr := range p.groups {
+		for _, ct := range cots {
 			for ci := range p.ipg {
 				for ky := range p.g.Kh {
-					a := img[base+ci*hpwp+ky*p.g.Dh*p.wp:]
-					c := pg[(ci*taps+ky*p.g.Kw)*p.ldg:]
-					for _, b := range blocksG {
-						gemm.Stile(p.g.Kw, b.vecs, depth, a, aoff, gt[b.off:], boff, c[b.off:], p.ldg, acc)
+					for _, kt := range kxts {
+						for i := range ct.n {
+							for j := range kt.n {
+								co, kx := gr*p.opg+ct.lo+i, kt.lo+j
+								v := gemm.LaneSum(sum[at+(i*kt.n+j)*p.lanes:][:p.lanes])
+								out[(co*p.ipg+ci)*taps+ky*p.g.Kw+kx] = v
+							}
+						}
+						at += ct.n * kt.n * p.lanes
 					}
 				}
 			}

@@ -39,11 +39,21 @@ type tileSet struct {
 	lanes   int             // float32 lanes of a vector
 	funcs   [2][14]tileFunc // [vectors-1][rows-1]; nil past the register budget
 	maxRows [2]int          // rows of the last non-nil kernel, by vectors-1
+	dots    [5][5]dotFunc   // Sdot kernels, [ri-1][rj-1]
+	dotI    int             // rows of A and of B the dot kernels take
+	dotJ    int
 }
 
-// newTileSet returns the set of funcs with its row limits filled in.
-func newTileSet(name string, lanes int, funcs [2][14]tileFunc) *tileSet {
-	t := &tileSet{name: name, lanes: lanes, funcs: funcs}
+// newTileSet returns the set of funcs and dots with its row limits filled
+// in.
+func newTileSet(name string, lanes int, funcs [2][14]tileFunc, dots [5][5]dotFunc) *tileSet {
+	t := &tileSet{name: name, lanes: lanes, funcs: funcs, dots: dots}
+	for t.dotI < 5 && dots[t.dotI][0] != nil {
+		t.dotI++
+	}
+	for t.dotJ < 5 && dots[0][t.dotJ] != nil {
+		t.dotJ++
+	}
 	for v := range funcs {
 		for t.maxRows[v] < len(funcs[v]) && funcs[v][t.maxRows[v]] != nil {
 			t.maxRows[v]++

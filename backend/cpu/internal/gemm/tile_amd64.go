@@ -3,11 +3,12 @@ package gemm
 import "golang.org/x/sys/cpu"
 
 //go:generate go run gen_tiles.go
+//go:generate go run gen_dots.go
 
 // The assembly tile kernels (tiles_amd64.s), by instruction set.
 var (
-	tileAVX512 = newTileSet("avx512", 16, tilesAVX512)
-	tileAVX2   = newTileSet("avx2", 8, tilesAVX2)
+	tileAVX512 = newTileSet("avx512", 16, tilesAVX512, dotsAVX512)
+	tileAVX2   = newTileSet("avx2", 8, tilesAVX2, dotsAVX2)
 )
 
 func init() { tiles = tileSetByName(bestTileKernel()) }

@@ -73,6 +73,7 @@ type fwdPlan struct {
 	aoff                       gemm.Offsets
 	boff                       [3]gemm.Offsets // by vectors: p·columns, p within a chunk
 	tiles                      []span          // along an output row
+	tileGroups                 []spanGroup     // the tiles by length
 	chunks                     []span          // of the depth
 }
 
@@ -114,6 +115,7 @@ func newFwdPlan(w []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups int
 	}
 	p.aoff = offsets(ao)
 	p.tiles = spans(p.wo, gemm.TileMaxRows(2))
+	p.tileGroups = groupSpans(p.tiles)
 	p.chunks = spans(p.k, directConvDepth)
 	longest := 0
 	for _, c := range p.chunks {
@@ -178,15 +180,20 @@ func (p *fwdPlan) rows(x, out []float32, i, gr, r0, r1 int, xb, yb []float32) {
 	}
 	yh := yb[:(r1-r0)*p.wo*p.ldy]
 	wg := p.wpk[gr*p.groupLen:]
+	pos := make([]gemm.TilePos, 0, (r1-r0)*len(p.tiles))
 	for ci, ch := range p.chunks {
 		aoff := p.aoff.Slice(ch.lo, ch.lo+ch.n)
 		for bi, b := range p.blocks {
 			cols := b.vecs * p.lanes
 			wb := wg[p.blockAt[bi]+ch.lo*cols:]
-			for oh := r0; oh < r1; oh++ {
-				for _, t := range p.tiles {
-					gemm.Stile(t.n, b.vecs, ch.n, img[oh*p.wp+t.lo:], aoff, wb, p.boff[b.vecs], yh[((oh-r0)*p.wo+t.lo)*p.ldy+b.off:], p.ldy, ci > 0)
+			for _, tg := range p.tileGroups {
+				pos = pos[:0]
+				for oh := r0; oh < r1; oh++ {
+					for _, lo := range tg.starts {
+						pos = append(pos, gemm.TilePos{A: int32(oh*p.wp + lo), C: int32(((oh-r0)*p.wo+lo)*p.ldy + b.off)})
+					}
 				}
+				gemm.StileBatch(tg.n, b.vecs, ch.n, img, aoff, wb, p.boff[b.vecs], yh, p.ldy, ci > 0, pos)
 			}
 		}
 	}

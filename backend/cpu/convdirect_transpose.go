@@ -55,7 +55,7 @@ type tposePlan struct {
 	tapLen                     int
 	aoff                       gemm.Offsets
 	boff                       [3]gemm.Offsets
-	tilesX                     [][]span // input pixels of a row that tap column kx keeps
+	groupsX                    [][]spanGroup // tiles of the input pixels of a row that tap column kx keeps, by length
 }
 
 func newTposePlan(w []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups int) *tposePlan {
@@ -98,13 +98,15 @@ func newTposePlan(w []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups i
 	for v := 1; v <= 2; v++ {
 		p.boff[v] = stridedTable(p.ipg, v*p.lanes)
 	}
-	p.tilesX = make([][]span, g.Kw)
+	p.groupsX = make([][]spanGroup, g.Kw)
 	for kx := range g.Kw {
 		sx := kx*g.Dw - g.Pw
 		lo, hi := max(0, -sx), min(p.w, p.wo-sx)
+		var ts []span
 		for _, s := range spans(hi-lo, gemm.TileMaxRows(2)) {
-			p.tilesX[kx] = append(p.tilesX[kx], span{lo + s.lo, s.n})
+			ts = append(ts, span{lo + s.lo, s.n})
 		}
+		p.groupsX[kx] = groupSpans(ts)
 	}
 	return p
 }
@@ -138,18 +140,22 @@ func (p *tposePlan) image(x, out []float32, i, gr int, yb []float32) {
 	yh := yb[:ohw*p.ldy]
 	clear(yh)
 	taps := p.g.Kh * p.g.Kw
+	var pos []gemm.TilePos
 	for ky := range p.g.Kh {
 		sy := ky*p.g.Dh - p.g.Ph
+		oh0, oh1 := max(0, -sy), min(p.h, p.ho-sy)
 		for kx := range p.g.Kw {
 			sx := kx*p.g.Dw - p.g.Pw
 			wt := p.wpk[(gr*taps+ky*p.g.Kw+kx)*p.tapLen:]
-			for oh := max(0, -sy); oh < min(p.h, p.ho-sy); oh++ {
-				for _, t := range p.tilesX[kx] {
-					a := src[oh*p.w+t.lo:]
-					c := yh[((oh+sy)*p.wo+t.lo+sx)*p.ldy:]
-					for bi, b := range p.blocks {
-						gemm.Stile(t.n, b.vecs, p.ipg, a, p.aoff, wt[p.blockAt[bi]:], p.boff[b.vecs], c[b.off:], p.ldy, true)
+			for bi, b := range p.blocks {
+				for _, tg := range p.groupsX[kx] {
+					pos = pos[:0]
+					for oh := oh0; oh < oh1; oh++ {
+						for _, lo := range tg.starts {
+							pos = append(pos, gemm.TilePos{A: int32(oh*p.w + lo), C: int32(((oh+sy)*p.wo+lo+sx)*p.ldy + b.off)})
+						}
 					}
+					gemm.StileBatch(tg.n, b.vecs, p.ipg, src, p.aoff, wt[p.blockAt[bi]:], p.boff[b.vecs], yh, p.ldy, true, pos)
 				}
 			}
 		}

@@ -303,14 +303,19 @@ func (p *wgradPlan) channelTiles(x, gt, xt []float32, c0, nb, gr int, acc bool, 
 		}
 	}
 	aoff, boff := stridedTable(depth, p.ldg), offsets(bo)
-	rows := spans(p.opg, gemm.TileMaxRows(2))
+	groups := groupSpans(spans(p.opg, gemm.TileMaxRows(2)))
+	var pos []gemm.TilePos
 	for ky := range p.g.Kh {
 		for kx := range p.g.Kw {
 			b := xt[(ky*p.g.Dh*p.wp+kx*p.g.Dw)*p.ldx:]
-			c := part[(ky*p.g.Kw+kx)*p.opg*p.ldx:]
-			for _, r := range rows {
-				for _, blk := range blocks {
-					gemm.Stile(r.n, blk.vecs, depth, gt[r.lo:], aoff, b[blk.off:], boff, c[r.lo*p.ldx+blk.off:], p.ldx, acc)
+			c0 := (ky*p.g.Kw + kx) * p.opg * p.ldx
+			for _, blk := range blocks {
+				for _, rg := range groups {
+					pos = pos[:0]
+					for _, lo := range rg.starts {
+						pos = append(pos, gemm.TilePos{A: int32(lo), C: int32(c0 + lo*p.ldx + blk.off)})
+					}
+					gemm.StileBatch(rg.n, blk.vecs, depth, gt, aoff, b[blk.off:], boff, part, p.ldx, acc, pos)
 				}
 			}
 		}

@@ -48,6 +48,29 @@ func spans(n, m int) []span {
 	return s
 }
 
+// spanGroup is the starts of the spans of one length n: tiles that one
+// gemm.StileBatch call can run.
+type spanGroup struct {
+	n      int
+	starts []int
+}
+
+// groupSpans groups spans by length, in order of first appearance.
+func groupSpans(ss []span) []spanGroup {
+	var gs []spanGroup
+next:
+	for _, s := range ss {
+		for i := range gs {
+			if gs[i].n == s.n {
+				gs[i].starts = append(gs[i].starts, s.lo)
+				continue next
+			}
+		}
+		gs = append(gs, spanGroup{s.n, []int{s.lo}})
+	}
+	return gs
+}
+
 // offsets returns the gemm offset table of v, whose entries must fit an
 // int32 (the callers check the buffer sizes first).
 func offsets(v []int) gemm.Offsets {

@@ -16,7 +16,9 @@
 // gen_kernels.go, with the panels replaced by offset tables so that a
 // convolution's operands are read where they lie (an image row, a channel
 // vector of an NHWC buffer) instead of being packed first. The k loop is
-// unrolled twice.
+// unrolled twice. One call runs a list of tiles (pos: pairs of int32
+// element offsets added to a and c), so that the tiles of an image row or
+// of a kernel tap cost one call.
 package main
 
 import (
@@ -56,7 +58,7 @@ func main() {
 			for r := 1; r <= rows; r++ {
 				name := fmt.Sprintf("stile%sR%dV%d", is.name, r, v)
 				gen(&s, is, name, r, v)
-				fmt.Fprintf(&g, "\n//go:noescape\nfunc %s(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)\n", name)
+				fmt.Fprintf(&g, "\n//go:noescape\nfunc %s(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)\n", name)
 				fmt.Fprintf(&table, "%s, ", name)
 			}
 			table.WriteString("},\n")
@@ -86,16 +88,25 @@ func gen(w *bytes.Buffer, is isa, name string, rows, v int) {
 	if rows*v+v+2 > is.nregs {
 		panic("too many registers: " + name)
 	}
-	fmt.Fprintf(w, "\n// func %s(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)\n", name)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-57\n", name)
-	p("MOVQ k+0(FP), CX")
-	p("MOVQ a+8(FP), AX")
-	p("MOVQ aoff+16(FP), SI")
+	fmt.Fprintf(w, "\n// func %s(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-80\n", name)
 	p("MOVQ b+24(FP), BX")
-	p("MOVQ boff+32(FP), R9")
-	p("MOVQ c+40(FP), DI")
 	p("MOVQ ldc+48(FP), DX")
 	p("SHLQ $2, DX")
+	p("MOVQ pos+64(FP), R12")
+	p("MOVQ npos+72(FP), R13")
+	fmt.Fprintf(w, "\n%s_tile:\n", name)
+	p("TESTQ R13, R13")
+	p("JE %s_done", name)
+	p("MOVQ a+8(FP), AX")
+	p("MOVLQSX 0(R12), R10")
+	p("LEAQ (AX)(R10*4), AX")
+	p("MOVQ c+40(FP), DI")
+	p("MOVLQSX 4(R12), R10")
+	p("LEAQ (DI)(R10*4), DI")
+	p("MOVQ k+0(FP), CX")
+	p("MOVQ aoff+16(FP), SI")
+	p("MOVQ boff+32(FP), R9")
 	for r := 0; r < rows; r++ {
 		for j := 0; j < v; j++ {
 			if is.reg == "Z" {
@@ -151,10 +162,14 @@ func gen(w *bytes.Buffer, is isa, name string, rows, v int) {
 				p("ADDQ DX, DI")
 			}
 		}
-		p("VZEROUPPER")
-		p("RET")
+		p("ADDQ $8, R12")
+		p("DECQ R13")
+		p("JMP %s_tile", name)
 	}
 	store(true)
 	fmt.Fprintf(w, "\n%s_overwrite:\n", name)
 	store(false)
+	fmt.Fprintf(w, "\n%s_done:\n", name)
+	p("VZEROUPPER")
+	p("RET")
 }

@@ -1,6 +1,9 @@
 package gemm
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Offsets is an offset table of an Stile operand: element p is where row
 // p of the product's depth starts in the operand's slice. It records its
@@ -31,7 +34,10 @@ func (o Offsets) Len() int { return len(o.off) }
 func (o Offsets) Slice(lo, hi int) Offsets { return Offsets{off: o.off[lo:hi], max: o.max} }
 
 // tileFunc is an assembly tile kernel (see gen_tiles.go).
-type tileFunc func(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+type tileFunc func(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+
+// TilePos places one tile of StileBatch: its A at a[A:], its C at c[C:].
+type TilePos struct{ A, C int32 }
 
 // tileSet is the tile kernels of one instruction set.
 type tileSet struct {
@@ -134,26 +140,48 @@ func UseTileKernel(name string) (restore func(), err error) {
 // panic before any work. Without tile kernels (TileAccelerated false) the
 // loop is plain Go.
 func Stile(rows, vecs, k int, a []float32, aoff Offsets, b []float32, boff Offsets, c []float32, ldc int, acc bool) {
+	pos := [1]TilePos{}
+	StileBatch(rows, vecs, k, a, aoff, b, boff, c, ldc, acc, pos[:])
+}
+
+// StileBatch runs Stile once per element of pos, with A at a[pos[i].A:]
+// and C at c[pos[i].C:] (the same tables, B and store mode), in order, in
+// one kernel call.
+func StileBatch(rows, vecs, k int, a []float32, aoff Offsets, b []float32, boff Offsets, c []float32, ldc int, acc bool, pos []TilePos) {
 	cols := vecs * TileLanes()
 	if vecs < 1 || vecs > 2 || rows < 1 || rows > TileMaxRows(vecs) || k < 0 || k > aoff.Len() || k > boff.Len() {
 		panic(fmt.Sprintf("gemm: Stile rows %d vecs %d k %d (tables %d, %d)", rows, vecs, k, aoff.Len(), boff.Len()))
 	}
-	_ = c[(rows-1)*ldc+cols-1]
+	if len(pos) == 0 {
+		return
+	}
+	maxA, maxC := int32(0), int32(0)
+	for _, q := range pos {
+		if q.A < 0 || q.C < 0 {
+			panic(fmt.Sprintf("gemm: Stile negative position %+v", q))
+		}
+		maxA, maxC = max(maxA, q.A), max(maxC, q.C)
+	}
+	_ = c[int(maxC)+(rows-1)*ldc+cols-1]
 	if k == 0 {
 		if !acc {
-			for r := range rows {
-				clear(c[r*ldc : r*ldc+cols])
+			for _, q := range pos {
+				for r := range rows {
+					clear(c[int(q.C)+r*ldc:][:cols])
+				}
 			}
 		}
 		return
 	}
-	_ = a[aoff.max+rows-1]
+	_ = a[int(maxA)+aoff.max+rows-1]
 	_ = b[boff.max+cols-1]
 	if tiles == nil {
-		stileGo(rows, cols, k, a, aoff.off, b, boff.off, c, ldc, acc)
+		for _, q := range pos {
+			stileGo(rows, cols, k, a[q.A:], aoff.off, b, boff.off, c[q.C:], ldc, acc)
+		}
 		return
 	}
-	tiles.funcs[vecs-1][rows-1](k, &a[0], &aoff.off[0], &b[0], &boff.off[0], &c[0], ldc, acc)
+	tiles.funcs[vecs-1][rows-1](k, &a[0], &aoff.off[0], &b[0], &boff.off[0], &c[0], ldc, acc, (*int32)(unsafe.Pointer(&pos[0])), len(pos))
 }
 
 // stileGo is the portable Stile: the same sums in the same order, each

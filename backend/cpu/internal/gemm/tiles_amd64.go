@@ -5,88 +5,88 @@
 package gemm
 
 //go:noescape
-func stileAVX512R1V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R1V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R2V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R2V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R3V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R3V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R4V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R4V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R5V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R5V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R6V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R6V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R7V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R7V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R8V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R8V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R9V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R9V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R10V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R10V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R11V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R11V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R12V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R12V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R13V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R13V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R14V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R14V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R1V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R1V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R2V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R2V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R3V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R3V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R4V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R4V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R5V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R5V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R6V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R6V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R7V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R7V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R8V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R8V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R9V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R9V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R10V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R10V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R11V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R11V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R12V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R12V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R13V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R13V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX512R14V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX512R14V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 // tilesAVX512[v-1][r-1] is the AVX512 kernel of r rows and v vectors.
 var tilesAVX512 = [2][14]tileFunc{
@@ -95,58 +95,58 @@ var tilesAVX512 = [2][14]tileFunc{
 }
 
 //go:noescape
-func stileAVX2R1V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R1V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R2V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R2V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R3V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R3V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R4V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R4V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R5V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R5V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R6V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R6V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R7V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R7V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R8V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R8V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R9V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R9V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R10V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R10V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R11V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R11V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R12V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R12V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R1V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R1V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R2V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R2V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R3V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R3V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R4V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R4V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R5V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R5V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 //go:noescape
-func stileAVX2R6V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
+func stileAVX2R6V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
 
 // tilesAVX2[v-1][r-1] is the AVX2 kernel of r rows and v vectors.
 var tilesAVX2 = [2][14]tileFunc{

@@ -4,16 +4,26 @@
 
 #include "textflag.h"
 
-// func stileAVX512R1V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R1V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R1V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R1V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R1V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R1V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 
 stileAVX512R1V1_loop:
@@ -55,24 +65,40 @@ stileAVX512R1V1_store:
 	JE stileAVX512R1V1_overwrite
 	VADDPS 0(DI), Z0, Z0
 	VMOVUPS Z0, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R1V1_tile
 
 stileAVX512R1V1_overwrite:
 	VMOVUPS Z0, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R1V1_tile
+
+stileAVX512R1V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R2V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R2V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R2V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R2V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R2V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R2V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 
@@ -124,26 +150,42 @@ stileAVX512R2V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z1, Z1
 	VMOVUPS Z1, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R2V1_tile
 
 stileAVX512R2V1_overwrite:
 	VMOVUPS Z0, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z1, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R2V1_tile
+
+stileAVX512R2V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R3V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R3V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R3V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R3V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R3V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R3V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -205,8 +247,9 @@ stileAVX512R3V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z2, Z2
 	VMOVUPS Z2, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R3V1_tile
 
 stileAVX512R3V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -214,19 +257,34 @@ stileAVX512R3V1_overwrite:
 	VMOVUPS Z1, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z2, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R3V1_tile
+
+stileAVX512R3V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R4V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R4V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R4V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R4V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R4V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R4V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -298,8 +356,9 @@ stileAVX512R4V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z3, Z3
 	VMOVUPS Z3, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R4V1_tile
 
 stileAVX512R4V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -309,19 +368,34 @@ stileAVX512R4V1_overwrite:
 	VMOVUPS Z2, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z3, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R4V1_tile
+
+stileAVX512R4V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R5V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R5V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R5V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R5V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R5V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R5V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -403,8 +477,9 @@ stileAVX512R5V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z4, Z4
 	VMOVUPS Z4, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R5V1_tile
 
 stileAVX512R5V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -416,19 +491,34 @@ stileAVX512R5V1_overwrite:
 	VMOVUPS Z3, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z4, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R5V1_tile
+
+stileAVX512R5V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R6V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R6V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R6V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R6V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R6V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R6V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -520,8 +610,9 @@ stileAVX512R6V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z5, Z5
 	VMOVUPS Z5, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R6V1_tile
 
 stileAVX512R6V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -535,19 +626,34 @@ stileAVX512R6V1_overwrite:
 	VMOVUPS Z4, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z5, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R6V1_tile
+
+stileAVX512R6V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R7V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R7V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R7V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R7V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R7V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R7V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -649,8 +755,9 @@ stileAVX512R7V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z6, Z6
 	VMOVUPS Z6, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R7V1_tile
 
 stileAVX512R7V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -666,19 +773,34 @@ stileAVX512R7V1_overwrite:
 	VMOVUPS Z5, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z6, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R7V1_tile
+
+stileAVX512R7V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R8V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R8V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R8V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R8V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R8V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R8V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -790,8 +912,9 @@ stileAVX512R8V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z7, Z7
 	VMOVUPS Z7, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R8V1_tile
 
 stileAVX512R8V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -809,19 +932,34 @@ stileAVX512R8V1_overwrite:
 	VMOVUPS Z6, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z7, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R8V1_tile
+
+stileAVX512R8V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R9V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R9V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R9V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R9V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R9V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R9V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -943,8 +1081,9 @@ stileAVX512R9V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z8, Z8
 	VMOVUPS Z8, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R9V1_tile
 
 stileAVX512R9V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -964,19 +1103,34 @@ stileAVX512R9V1_overwrite:
 	VMOVUPS Z7, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z8, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R9V1_tile
+
+stileAVX512R9V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R10V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R10V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R10V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R10V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R10V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R10V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1108,8 +1262,9 @@ stileAVX512R10V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z9, Z9
 	VMOVUPS Z9, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R10V1_tile
 
 stileAVX512R10V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -1131,19 +1286,34 @@ stileAVX512R10V1_overwrite:
 	VMOVUPS Z8, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z9, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R10V1_tile
+
+stileAVX512R10V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R11V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R11V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R11V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R11V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R11V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R11V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1285,8 +1455,9 @@ stileAVX512R11V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z10, Z10
 	VMOVUPS Z10, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R11V1_tile
 
 stileAVX512R11V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -1310,19 +1481,34 @@ stileAVX512R11V1_overwrite:
 	VMOVUPS Z9, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z10, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R11V1_tile
+
+stileAVX512R11V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R12V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R12V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R12V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R12V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R12V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R12V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1474,8 +1660,9 @@ stileAVX512R12V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z11, Z11
 	VMOVUPS Z11, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R12V1_tile
 
 stileAVX512R12V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -1501,19 +1688,34 @@ stileAVX512R12V1_overwrite:
 	VMOVUPS Z10, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z11, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R12V1_tile
+
+stileAVX512R12V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R13V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R13V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R13V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R13V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R13V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R13V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1675,8 +1877,9 @@ stileAVX512R13V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z12, Z12
 	VMOVUPS Z12, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R13V1_tile
 
 stileAVX512R13V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -1704,19 +1907,34 @@ stileAVX512R13V1_overwrite:
 	VMOVUPS Z11, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z12, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R13V1_tile
+
+stileAVX512R13V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R14V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R14V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R14V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R14V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R14V1_tile:
+	TESTQ R13, R13
+	JE stileAVX512R14V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1888,8 +2106,9 @@ stileAVX512R14V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Z13, Z13
 	VMOVUPS Z13, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R14V1_tile
 
 stileAVX512R14V1_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -1919,19 +2138,34 @@ stileAVX512R14V1_overwrite:
 	VMOVUPS Z12, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Z13, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R14V1_tile
+
+stileAVX512R14V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R1V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R1V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R1V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R1V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R1V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R1V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 
@@ -1982,25 +2216,41 @@ stileAVX512R1V2_store:
 	VMOVUPS Z0, 0(DI)
 	VADDPS 64(DI), Z1, Z1
 	VMOVUPS Z1, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R1V2_tile
 
 stileAVX512R1V2_overwrite:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R1V2_tile
+
+stileAVX512R1V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R2V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R2V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R2V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R2V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R2V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R2V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2067,8 +2317,9 @@ stileAVX512R2V2_store:
 	VMOVUPS Z2, 0(DI)
 	VADDPS 64(DI), Z3, Z3
 	VMOVUPS Z3, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R2V2_tile
 
 stileAVX512R2V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -2076,19 +2327,34 @@ stileAVX512R2V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z2, 0(DI)
 	VMOVUPS Z3, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R2V2_tile
+
+stileAVX512R2V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R3V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R3V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R3V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R3V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R3V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R3V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2171,8 +2437,9 @@ stileAVX512R3V2_store:
 	VMOVUPS Z4, 0(DI)
 	VADDPS 64(DI), Z5, Z5
 	VMOVUPS Z5, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R3V2_tile
 
 stileAVX512R3V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -2183,19 +2450,34 @@ stileAVX512R3V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z4, 0(DI)
 	VMOVUPS Z5, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R3V2_tile
+
+stileAVX512R3V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R4V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R4V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R4V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R4V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R4V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R4V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2294,8 +2576,9 @@ stileAVX512R4V2_store:
 	VMOVUPS Z6, 0(DI)
 	VADDPS 64(DI), Z7, Z7
 	VMOVUPS Z7, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R4V2_tile
 
 stileAVX512R4V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -2309,19 +2592,34 @@ stileAVX512R4V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z6, 0(DI)
 	VMOVUPS Z7, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R4V2_tile
+
+stileAVX512R4V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R5V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R5V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R5V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R5V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R5V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R5V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2436,8 +2734,9 @@ stileAVX512R5V2_store:
 	VMOVUPS Z8, 0(DI)
 	VADDPS 64(DI), Z9, Z9
 	VMOVUPS Z9, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R5V2_tile
 
 stileAVX512R5V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -2454,19 +2753,34 @@ stileAVX512R5V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z8, 0(DI)
 	VMOVUPS Z9, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R5V2_tile
+
+stileAVX512R5V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R6V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R6V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R6V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R6V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R6V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R6V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2597,8 +2911,9 @@ stileAVX512R6V2_store:
 	VMOVUPS Z10, 0(DI)
 	VADDPS 64(DI), Z11, Z11
 	VMOVUPS Z11, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R6V2_tile
 
 stileAVX512R6V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -2618,19 +2933,34 @@ stileAVX512R6V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z10, 0(DI)
 	VMOVUPS Z11, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R6V2_tile
+
+stileAVX512R6V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R7V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R7V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R7V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R7V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R7V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R7V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2777,8 +3107,9 @@ stileAVX512R7V2_store:
 	VMOVUPS Z12, 0(DI)
 	VADDPS 64(DI), Z13, Z13
 	VMOVUPS Z13, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R7V2_tile
 
 stileAVX512R7V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -2801,19 +3132,34 @@ stileAVX512R7V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z12, 0(DI)
 	VMOVUPS Z13, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R7V2_tile
+
+stileAVX512R7V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R8V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R8V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R8V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R8V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R8V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R8V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2976,8 +3322,9 @@ stileAVX512R8V2_store:
 	VMOVUPS Z14, 0(DI)
 	VADDPS 64(DI), Z15, Z15
 	VMOVUPS Z15, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R8V2_tile
 
 stileAVX512R8V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -3003,19 +3350,34 @@ stileAVX512R8V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z14, 0(DI)
 	VMOVUPS Z15, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R8V2_tile
+
+stileAVX512R8V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R9V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R9V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R9V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R9V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R9V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R9V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -3194,8 +3556,9 @@ stileAVX512R9V2_store:
 	VMOVUPS Z16, 0(DI)
 	VADDPS 64(DI), Z17, Z17
 	VMOVUPS Z17, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R9V2_tile
 
 stileAVX512R9V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -3224,19 +3587,34 @@ stileAVX512R9V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z16, 0(DI)
 	VMOVUPS Z17, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R9V2_tile
+
+stileAVX512R9V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R10V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R10V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R10V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R10V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R10V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R10V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -3431,8 +3809,9 @@ stileAVX512R10V2_store:
 	VMOVUPS Z18, 0(DI)
 	VADDPS 64(DI), Z19, Z19
 	VMOVUPS Z19, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R10V2_tile
 
 stileAVX512R10V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -3464,19 +3843,34 @@ stileAVX512R10V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z18, 0(DI)
 	VMOVUPS Z19, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R10V2_tile
+
+stileAVX512R10V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R11V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R11V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R11V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R11V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R11V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R11V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -3687,8 +4081,9 @@ stileAVX512R11V2_store:
 	VMOVUPS Z20, 0(DI)
 	VADDPS 64(DI), Z21, Z21
 	VMOVUPS Z21, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R11V2_tile
 
 stileAVX512R11V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -3723,19 +4118,34 @@ stileAVX512R11V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z20, 0(DI)
 	VMOVUPS Z21, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R11V2_tile
+
+stileAVX512R11V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R12V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R12V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R12V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R12V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R12V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R12V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -3962,8 +4372,9 @@ stileAVX512R12V2_store:
 	VMOVUPS Z22, 0(DI)
 	VADDPS 64(DI), Z23, Z23
 	VMOVUPS Z23, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R12V2_tile
 
 stileAVX512R12V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -4001,19 +4412,34 @@ stileAVX512R12V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z22, 0(DI)
 	VMOVUPS Z23, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R12V2_tile
+
+stileAVX512R12V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R13V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R13V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R13V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R13V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R13V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R13V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -4256,8 +4682,9 @@ stileAVX512R13V2_store:
 	VMOVUPS Z24, 0(DI)
 	VADDPS 64(DI), Z25, Z25
 	VMOVUPS Z25, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R13V2_tile
 
 stileAVX512R13V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -4298,19 +4725,34 @@ stileAVX512R13V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z24, 0(DI)
 	VMOVUPS Z25, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R13V2_tile
+
+stileAVX512R13V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX512R14V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX512R14V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX512R14V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX512R14V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX512R14V2_tile:
+	TESTQ R13, R13
+	JE stileAVX512R14V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -4569,8 +5011,9 @@ stileAVX512R14V2_store:
 	VMOVUPS Z26, 0(DI)
 	VADDPS 64(DI), Z27, Z27
 	VMOVUPS Z27, 64(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R14V2_tile
 
 stileAVX512R14V2_overwrite:
 	VMOVUPS Z0, 0(DI)
@@ -4614,19 +5057,34 @@ stileAVX512R14V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Z26, 0(DI)
 	VMOVUPS Z27, 64(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX512R14V2_tile
+
+stileAVX512R14V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R1V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R1V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R1V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R1V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R1V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R1V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 
 stileAVX2R1V1_loop:
@@ -4668,24 +5126,40 @@ stileAVX2R1V1_store:
 	JE stileAVX2R1V1_overwrite
 	VADDPS 0(DI), Y0, Y0
 	VMOVUPS Y0, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R1V1_tile
 
 stileAVX2R1V1_overwrite:
 	VMOVUPS Y0, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R1V1_tile
+
+stileAVX2R1V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R2V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R2V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R2V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R2V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R2V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R2V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 
@@ -4737,26 +5211,42 @@ stileAVX2R2V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y1, Y1
 	VMOVUPS Y1, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R2V1_tile
 
 stileAVX2R2V1_overwrite:
 	VMOVUPS Y0, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y1, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R2V1_tile
+
+stileAVX2R2V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R3V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R3V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R3V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R3V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R3V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R3V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -4818,8 +5308,9 @@ stileAVX2R3V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y2, Y2
 	VMOVUPS Y2, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R3V1_tile
 
 stileAVX2R3V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -4827,19 +5318,34 @@ stileAVX2R3V1_overwrite:
 	VMOVUPS Y1, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y2, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R3V1_tile
+
+stileAVX2R3V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R4V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R4V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R4V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R4V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R4V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R4V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -4911,8 +5417,9 @@ stileAVX2R4V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y3, Y3
 	VMOVUPS Y3, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R4V1_tile
 
 stileAVX2R4V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -4922,19 +5429,34 @@ stileAVX2R4V1_overwrite:
 	VMOVUPS Y2, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y3, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R4V1_tile
+
+stileAVX2R4V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R5V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R5V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R5V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R5V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R5V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R5V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5016,8 +5538,9 @@ stileAVX2R5V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y4, Y4
 	VMOVUPS Y4, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R5V1_tile
 
 stileAVX2R5V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -5029,19 +5552,34 @@ stileAVX2R5V1_overwrite:
 	VMOVUPS Y3, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y4, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R5V1_tile
+
+stileAVX2R5V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R6V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R6V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R6V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R6V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R6V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R6V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5133,8 +5671,9 @@ stileAVX2R6V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y5, Y5
 	VMOVUPS Y5, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R6V1_tile
 
 stileAVX2R6V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -5148,19 +5687,34 @@ stileAVX2R6V1_overwrite:
 	VMOVUPS Y4, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y5, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R6V1_tile
+
+stileAVX2R6V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R7V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R7V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R7V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R7V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R7V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R7V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5262,8 +5816,9 @@ stileAVX2R7V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y6, Y6
 	VMOVUPS Y6, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R7V1_tile
 
 stileAVX2R7V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -5279,19 +5834,34 @@ stileAVX2R7V1_overwrite:
 	VMOVUPS Y5, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y6, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R7V1_tile
+
+stileAVX2R7V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R8V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R8V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R8V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R8V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R8V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R8V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5403,8 +5973,9 @@ stileAVX2R8V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y7, Y7
 	VMOVUPS Y7, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R8V1_tile
 
 stileAVX2R8V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -5422,19 +5993,34 @@ stileAVX2R8V1_overwrite:
 	VMOVUPS Y6, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y7, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R8V1_tile
+
+stileAVX2R8V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R9V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R9V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R9V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R9V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R9V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R9V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5556,8 +6142,9 @@ stileAVX2R9V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y8, Y8
 	VMOVUPS Y8, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R9V1_tile
 
 stileAVX2R9V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -5577,19 +6164,34 @@ stileAVX2R9V1_overwrite:
 	VMOVUPS Y7, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y8, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R9V1_tile
+
+stileAVX2R9V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R10V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R10V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R10V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R10V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R10V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R10V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5721,8 +6323,9 @@ stileAVX2R10V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y9, Y9
 	VMOVUPS Y9, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R10V1_tile
 
 stileAVX2R10V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -5744,19 +6347,34 @@ stileAVX2R10V1_overwrite:
 	VMOVUPS Y8, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y9, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R10V1_tile
+
+stileAVX2R10V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R11V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R11V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R11V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R11V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R11V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R11V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -5898,8 +6516,9 @@ stileAVX2R11V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y10, Y10
 	VMOVUPS Y10, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R11V1_tile
 
 stileAVX2R11V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -5923,19 +6542,34 @@ stileAVX2R11V1_overwrite:
 	VMOVUPS Y9, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y10, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R11V1_tile
+
+stileAVX2R11V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R12V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R12V1(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R12V1(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R12V1(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R12V1_tile:
+	TESTQ R13, R13
+	JE stileAVX2R12V1_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -6087,8 +6721,9 @@ stileAVX2R12V1_store:
 	ADDQ DX, DI
 	VADDPS 0(DI), Y11, Y11
 	VMOVUPS Y11, 0(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R12V1_tile
 
 stileAVX2R12V1_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -6114,19 +6749,34 @@ stileAVX2R12V1_overwrite:
 	VMOVUPS Y10, 0(DI)
 	ADDQ DX, DI
 	VMOVUPS Y11, 0(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R12V1_tile
+
+stileAVX2R12V1_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R1V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R1V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R1V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R1V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R1V2_tile:
+	TESTQ R13, R13
+	JE stileAVX2R1V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 
@@ -6177,25 +6827,41 @@ stileAVX2R1V2_store:
 	VMOVUPS Y0, 0(DI)
 	VADDPS 32(DI), Y1, Y1
 	VMOVUPS Y1, 32(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R1V2_tile
 
 stileAVX2R1V2_overwrite:
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R1V2_tile
+
+stileAVX2R1V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R2V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R2V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R2V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R2V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R2V2_tile:
+	TESTQ R13, R13
+	JE stileAVX2R2V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -6262,8 +6928,9 @@ stileAVX2R2V2_store:
 	VMOVUPS Y2, 0(DI)
 	VADDPS 32(DI), Y3, Y3
 	VMOVUPS Y3, 32(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R2V2_tile
 
 stileAVX2R2V2_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -6271,19 +6938,34 @@ stileAVX2R2V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Y2, 0(DI)
 	VMOVUPS Y3, 32(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R2V2_tile
+
+stileAVX2R2V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R3V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R3V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R3V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R3V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R3V2_tile:
+	TESTQ R13, R13
+	JE stileAVX2R3V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -6366,8 +7048,9 @@ stileAVX2R3V2_store:
 	VMOVUPS Y4, 0(DI)
 	VADDPS 32(DI), Y5, Y5
 	VMOVUPS Y5, 32(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R3V2_tile
 
 stileAVX2R3V2_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -6378,19 +7061,34 @@ stileAVX2R3V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Y4, 0(DI)
 	VMOVUPS Y5, 32(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R3V2_tile
+
+stileAVX2R3V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R4V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R4V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R4V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R4V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R4V2_tile:
+	TESTQ R13, R13
+	JE stileAVX2R4V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -6489,8 +7187,9 @@ stileAVX2R4V2_store:
 	VMOVUPS Y6, 0(DI)
 	VADDPS 32(DI), Y7, Y7
 	VMOVUPS Y7, 32(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R4V2_tile
 
 stileAVX2R4V2_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -6504,19 +7203,34 @@ stileAVX2R4V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Y6, 0(DI)
 	VMOVUPS Y7, 32(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R4V2_tile
+
+stileAVX2R4V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R5V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R5V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R5V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R5V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R5V2_tile:
+	TESTQ R13, R13
+	JE stileAVX2R5V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -6631,8 +7345,9 @@ stileAVX2R5V2_store:
 	VMOVUPS Y8, 0(DI)
 	VADDPS 32(DI), Y9, Y9
 	VMOVUPS Y9, 32(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R5V2_tile
 
 stileAVX2R5V2_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -6649,19 +7364,34 @@ stileAVX2R5V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Y8, 0(DI)
 	VMOVUPS Y9, 32(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R5V2_tile
+
+stileAVX2R5V2_done:
 	VZEROUPPER
 	RET
 
-// func stileAVX2R6V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool)
-TEXT ·stileAVX2R6V2(SB), NOSPLIT, $0-57
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), AX
-	MOVQ aoff+16(FP), SI
+// func stileAVX2R6V2(k int, a *float32, aoff *int32, b *float32, boff *int32, c *float32, ldc int, acc bool, pos *int32, npos int)
+TEXT ·stileAVX2R6V2(SB), NOSPLIT, $0-80
 	MOVQ b+24(FP), BX
-	MOVQ boff+32(FP), R9
-	MOVQ c+40(FP), DI
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
+	MOVQ pos+64(FP), R12
+	MOVQ npos+72(FP), R13
+
+stileAVX2R6V2_tile:
+	TESTQ R13, R13
+	JE stileAVX2R6V2_done
+	MOVQ a+8(FP), AX
+	MOVLQSX 0(R12), R10
+	LEAQ (AX)(R10*4), AX
+	MOVQ c+40(FP), DI
+	MOVLQSX 4(R12), R10
+	LEAQ (DI)(R10*4), DI
+	MOVQ k+0(FP), CX
+	MOVQ aoff+16(FP), SI
+	MOVQ boff+32(FP), R9
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -6792,8 +7522,9 @@ stileAVX2R6V2_store:
 	VMOVUPS Y10, 0(DI)
 	VADDPS 32(DI), Y11, Y11
 	VMOVUPS Y11, 32(DI)
-	VZEROUPPER
-	RET
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R6V2_tile
 
 stileAVX2R6V2_overwrite:
 	VMOVUPS Y0, 0(DI)
@@ -6813,5 +7544,10 @@ stileAVX2R6V2_overwrite:
 	ADDQ DX, DI
 	VMOVUPS Y10, 0(DI)
 	VMOVUPS Y11, 32(DI)
+	ADDQ $8, R12
+	DECQ R13
+	JMP stileAVX2R6V2_tile
+
+stileAVX2R6V2_done:
 	VZEROUPPER
 	RET

@@ -68,6 +68,7 @@ type fwdPlan struct {
 	ldy                        int // channels of a pixel in the NHWC tile buffer
 	blocks                     []colBlock
 	wpk                        []float32 // [group][block][p][block columns]
+	wbuf                       *[]float32
 	blockAt                    []int     // start of each block within a group
 	groupLen                   int
 	aoff                       gemm.Offsets
@@ -92,12 +93,17 @@ func newFwdPlan(w []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups int
 		p.blockAt = append(p.blockAt, p.groupLen)
 		p.groupLen += p.k * b.vecs * p.lanes
 	}
-	p.wpk = make([]float32, groups*p.groupLen)
+	p.wbuf = getScratch[float32](&scratchF32, groups*p.groupLen)
+	p.wpk = *p.wbuf
 	for gr := range groups {
 		for bi, b := range p.blocks {
 			cols := b.vecs * p.lanes
-			dst := p.wpk[gr*p.groupLen+p.blockAt[bi]:]
-			for j := range min(cols, p.opg-b.off) {
+			dst := p.wpk[gr*p.groupLen+p.blockAt[bi]:][:p.k*cols]
+			n := min(cols, p.opg-b.off)
+			if n < cols {
+				clear(dst)
+			}
+			for j := range n {
 				src := w[(gr*p.opg+b.off+j)*p.k:][:p.k]
 				for q, v := range src {
 					dst[q*cols+j] = v
@@ -132,6 +138,7 @@ func newFwdPlan(w []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups int
 // written); useDirectConv must hold.
 func directConv2d(x, w, out []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups int) {
 	p := newFwdPlan(w, xs, ws, os, g, groups)
+	defer scratchF32.Put(p.wbuf)
 	type task struct{ i, gr, r0, r1 int }
 	var tasks []task
 	nw := workers.Workers()
@@ -155,12 +162,22 @@ func directConv2d(x, w, out []float32, xs, ws [4]int, os [4]int, g unfold.Geom, 
 			p.rows(x, out, t.i, t.gr, t.r0, t.r1, *xb, *yb)
 		}
 	}
-	if nw > 1 && len(tasks) > 1 && !directSerial {
-		nt := min(nw, len(tasks))
-		workers.ParallelFor(nt, func(t int) { run(t*len(tasks)/nt, (t+1)*len(tasks)/nt) })
-	} else {
-		run(0, len(tasks))
+	parallelUnits(len(tasks), run)
+}
+
+// parallelUnits runs run over [0, units) in chunks handed out to the
+// workers as they come free (about eight a worker, so that a worker the
+// machine slows down takes fewer), or serially with directSerial. The
+// units of the direct kernels write disjoint outputs, so the chunking does
+// not change any result.
+func parallelUnits(units int, run func(lo, hi int)) {
+	nw := workers.Workers()
+	if nw <= 1 || units <= 1 || directSerial {
+		run(0, units)
+		return
 	}
+	chunk := max(1, units/(8*nw))
+	workers.ParallelFor((units+chunk-1)/chunk, func(t int) { run(t*chunk, min(units, (t+1)*chunk)) })
 }
 
 // rows computes output rows [r0, r1) of image i, group gr, with scratch

@@ -126,11 +126,7 @@ func directConvTranspose2d(x, w, out []float32, xs, ws [4]int, os [4]int, g unfo
 			p.image(x, out, u/p.groups, u%p.groups, *yb)
 		}
 	}
-	if nw := min(workers.Workers(), units); nw > 1 && !directSerial {
-		workers.ParallelFor(nw, func(t int) { run(t*units/nw, (t+1)*units/nw) })
-	} else {
-		run(0, units)
-	}
+	parallelUnits(units, run)
 }
 
 // image computes image i, group gr, accumulating in the NHWC buffer yb.

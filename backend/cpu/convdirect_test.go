@@ -213,3 +213,39 @@ func TestDirectConvDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestTransposeTo checks the blocked transpose against the definition for
+// sizes around the 8×8 blocks, padded leading dimensions, with the vector
+// blocks and with the portable ones.
+func TestTransposeTo(t *testing.T) {
+	avx := hasAVX
+	defer func() { hasAVX = avx }()
+	for _, useAVX := range []bool{avx, false} {
+		hasAVX = useAVX
+		for _, rows := range []int{1, 7, 8, 9, 16, 23} {
+			for _, cols := range []int{1, 8, 13, 24} {
+				lds, ldd := cols+3, rows+5
+				src := make([]float32, rows*lds)
+				for i := range src {
+					src[i] = float32(i) + 0.5
+				}
+				dst := make([]float32, cols*ldd)
+				for i := range dst {
+					dst[i] = -1
+				}
+				transposeTo(dst, ldd, src, lds, rows, cols)
+				for c := range cols {
+					for r := range ldd {
+						want := float32(-1)
+						if r < rows {
+							want = src[r*lds+c]
+						}
+						if got := dst[c*ldd+r]; got != want {
+							t.Fatalf("avx %v %d×%d: dst[%d][%d] = %v, want %v", useAVX, rows, cols, c, r, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

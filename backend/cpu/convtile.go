@@ -102,7 +102,8 @@ func fitsInt32(sizes ...int) bool {
 }
 
 // transposeTo writes dst[c·ldd + r] = src[r·lds + c] for r < rows and
-// c < cols: 8×8 blocks (AVX where the CPU has it) and a scalar rim.
+// c < cols: 8×8 blocks (AVX where the CPU has it), eight rows of dst at a
+// time written front to back, and a scalar rim.
 func transposeTo(dst []float32, ldd int, src []float32, lds, rows, cols int) {
 	if rows == 0 || cols == 0 {
 		return
@@ -110,8 +111,8 @@ func transposeTo(dst []float32, ldd int, src []float32, lds, rows, cols int) {
 	_ = dst[(cols-1)*ldd+rows-1]
 	_ = src[(rows-1)*lds+cols-1]
 	r8, c8 := rows&^7, cols&^7
-	for r0 := 0; r0 < r8; r0 += 8 {
-		transposeStrip8(dst[r0:], ldd, src[r0*lds:], lds, c8/8)
+	for c0 := 0; c0 < c8; c0 += 8 {
+		transposeColumn8(dst[c0*ldd:], ldd, src[c0:], lds, r8/8)
 	}
 	for c := c8; c < cols; c++ { // the last columns, all rows
 		d := dst[c*ldd:][:rows]
@@ -127,18 +128,13 @@ func transposeTo(dst []float32, ldd int, src []float32, lds, rows, cols int) {
 	}
 }
 
-// transposeStrip8Go is the portable transposeStrip8.
-func transposeStrip8Go(dst []float32, ldd int, src []float32, lds, n int) {
-	for c := range 8 * n {
-		d := dst[c*ldd:][:8]
-		d[0] = src[c]
-		d[1] = src[lds+c]
-		d[2] = src[2*lds+c]
-		d[3] = src[3*lds+c]
-		d[4] = src[4*lds+c]
-		d[5] = src[5*lds+c]
-		d[6] = src[6*lds+c]
-		d[7] = src[7*lds+c]
+// transposeColumn8Go is the portable transposeColumn8.
+func transposeColumn8Go(dst []float32, ldd int, src []float32, lds, n int) {
+	for c := range 8 {
+		d := dst[c*ldd:][:8*n]
+		for r := range d {
+			d[r] = src[r*lds+c]
+		}
 	}
 }
 

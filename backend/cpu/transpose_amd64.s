@@ -2,13 +2,13 @@
 
 #include "textflag.h"
 
-// func transpose8AVX(dst *float32, ldd int, src *float32, lds int, n int)
+// func transpose8AVX(dst *float32, ldd int, src *float32, lds int, n int, sstep, dstep int)
 //
-// Transposes n 8×8 float32 blocks side by side in an 8-row strip of src:
-// block b reads src rows 0..7, columns 8b..8b+7 (rows lds elements apart)
-// and writes dst rows 8b..8b+7, columns 0..7 (rows ldd elements apart).
-// Unpack, shuffle and 128-bit lane permutes (AVX).
-TEXT ·transpose8AVX(SB), NOSPLIT, $0-40
+// Transposes n 8×8 float32 blocks: block b reads 8 rows of 8 elements at
+// src + b·sstep bytes (rows lds elements apart) and writes them as 8
+// columns at dst + b·dstep bytes (rows ldd elements apart). Unpack,
+// shuffle and 128-bit lane permutes (AVX).
+TEXT ·transpose8AVX(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), DI
 	MOVQ ldd+8(FP), DX
 	SHLQ $2, DX
@@ -71,8 +71,8 @@ loop:
 	VMOVUPS Y14, (BX)(DX*2)
 	VMOVUPS Y15, (BX)(R10*1)
 
-	ADDQ $32, SI
-	LEAQ (DI)(DX*8), DI
+	ADDQ sstep+40(FP), SI
+	ADDQ dstep+48(FP), DI
 	DECQ R8
 	JMP  loop
 

@@ -69,7 +69,7 @@ type fwdPlan struct {
 	blocks                     []colBlock
 	wpk                        []float32 // [group][block][p][block columns]
 	wbuf                       *[]float32
-	blockAt                    []int     // start of each block within a group
+	blockAt                    []int // start of each block within a group
 	groupLen                   int
 	aoff                       gemm.Offsets
 	boff                       [3]gemm.Offsets // by vectors: p·columns, p within a chunk

@@ -39,7 +39,7 @@ var directSerial = false
 // in the L2 cache while every tile of an image reads them. (Shorter chunks
 // measured slower on the MNIST CNN's 800-deep layer: each adds a pass of
 // accumulating stores.)
-var directConvDepth = 1024
+const directConvDepth = 1024
 
 // useDirectConv reports whether the direct path runs a conv2d of input
 // [n, cin, h, w], weights [cout, cin/groups, kh, kw] and output

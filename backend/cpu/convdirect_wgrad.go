@@ -62,7 +62,7 @@ const (
 
 // wgradChunkBytes is the size of the transposed operands of one chunk of
 // images, meant to stay in the L2 cache while its tiles run.
-var wgradChunkBytes = 256 << 10
+const wgradChunkBytes = 256 << 10
 
 // wgradPlan is a direct weight gradient: shapes and orientation.
 type wgradPlan struct {

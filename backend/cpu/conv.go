@@ -35,6 +35,9 @@ func (be *Backend) convolve(op ir.Op, transpose bool) ir.Outputs {
 	x, w, o := op.In[0], op.In[1], op.Attrs.Conv
 	switch dt := x.DType(); dt {
 	case backend.F32, backend.Flex32:
+		if out := be.directConv(x, w, o, dt, op.Shape, transpose); out != nil {
+			return ir.One(out)
+		}
 		if out := convT(x, w, o, dt, op.Shape, transpose, be.f32, &scratchF32, gemm.Sgemm); out != nil {
 			return ir.One(out)
 		}
@@ -44,6 +47,9 @@ func (be *Backend) convolve(op ir.Op, transpose bool) ir.Outputs {
 		}
 	case backend.F16, backend.BF16:
 		xf, wf := ir.Cast(be.flex, x, backend.F32), ir.Cast(be.flex, w, backend.F32)
+		if out := be.directConv(xf, wf, o, backend.F32, op.Shape, transpose); out != nil {
+			return ir.One(ir.Cast(be.flex, out, dt))
+		}
 		if out := convT(xf, wf, o, backend.F32, op.Shape, transpose, be.f32, &scratchF32, gemm.Sgemm); out != nil {
 			return ir.One(ir.Cast(be.flex, out, dt))
 		}

@@ -31,6 +31,9 @@ func (be *Backend) conv2dWeightGrad(op ir.Op) ir.Outputs {
 	o, ws := op.Attrs.Conv, [4]int(op.Shape)
 	switch dt := x.DType(); dt {
 	case backend.F32, backend.Flex32:
+		if out := be.directWeightGrad(x, g, ws, o, dt, op.Shape); out != nil {
+			return ir.One(out)
+		}
 		if out := weightGradT(x, g, ws, o, dt, op.Shape, be.f32, &scratchF32, gemm.Sgemm); out != nil {
 			return ir.One(out)
 		}
@@ -40,6 +43,9 @@ func (be *Backend) conv2dWeightGrad(op ir.Op) ir.Outputs {
 		}
 	case backend.F16, backend.BF16:
 		xf, gf := ir.Cast(be.flex, x, backend.F32), ir.Cast(be.flex, g, backend.F32)
+		if out := be.directWeightGrad(xf, gf, ws, o, backend.F32, op.Shape); out != nil {
+			return ir.One(ir.Cast(be.flex, out, dt))
+		}
 		if out := weightGradT(xf, gf, ws, o, backend.F32, op.Shape, be.f32, &scratchF32, gemm.Sgemm); out != nil {
 			return ir.One(ir.Cast(be.flex, out, dt))
 		}

@@ -17,18 +17,26 @@
 //     (AVX-512 or AVX2+FMA assembly, batched, broadcast batch axes,
 //     transposed views passed as transposed operands without copying); F16
 //     and BF16 through float32.
-//   - Conv2d and ConvTranspose2d (which autodiff also uses for the input
-//     gradients of both) as im2col/col2im plus that GEMM, the images of a
-//     batch spread over the workers and small images batched side by side
-//     into one product.
+//   - Conv2d, ConvTranspose2d (which autodiff also uses for the input
+//     gradients of both) and Conv2dWeightGrad in float32 with unit stride
+//     and enough channels for a vector (the MNIST CNN's layers among
+//     them) as direct, implicit-GEMM convolutions (convdirect*.go): the
+//     offset-table tile kernels of internal/gemm (Stile, Sdot) read image
+//     rows and channel vectors where they lie, so no column matrix is
+//     built; results do not depend on the worker count. Other shapes and
+//     dtypes use im2col/col2im plus the GEMM, the images of a batch spread
+//     over the workers and small images batched side by side into one
+//     product.
 //   - The gradient kinds that have decompositions in ir:
-//     Conv2dWeightGrad (one GEMM per group and image batch, per-worker
-//     partial sums added in a fixed order), SliceScatter (the adjoint of
-//     Slice, as in a pooling window's gradient) and ExtremumGrad (the
-//     max/min reduction gradient in one fused pass), for the float dtypes.
+//     Conv2dWeightGrad (outside the direct path one GEMM per group and
+//     image batch, per-worker partial sums added in a fixed order),
+//     SliceScatter (the adjoint of Slice, as in a pooling window's
+//     gradient) and ExtremumGrad (the max/min reduction gradient in one
+//     fused pass), for the float dtypes.
 //   - MaxPool2d and MaxPool2dGrad in F32, Flex32 and F64: direct loops over
-//     the N·C planes, bit-identical to the decompositions (strided views,
-//     Cat, ReduceMax, and their gradient).
+//     the N·C planes (AVX2 kernels for contiguous float32 2×2 windows of
+//     stride 2), bit-identical to the decompositions (strided views, Cat,
+//     ReduceMax, and their gradient).
 //   - Float32 elementwise Add, Sub, Mul, Div, Max, Min, the comparisons,
 //     Where, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh and Sigmoid, the
 //     Bool to F32 Cast, and the Sum/Max/Min reductions along the last axis

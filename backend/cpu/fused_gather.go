@@ -83,10 +83,7 @@ func (g *bcastGather[T]) at(o []T, lo int) {
 		dst := o[pos : pos+run]
 		switch s {
 		case 0:
-			v := g.data[off]
-			for j := range dst {
-				dst[j] = v
-			}
+			fillRun(dst, g.data[off])
 		case 1:
 			copy(dst, g.data[off:off+run])
 		default:
@@ -111,6 +108,18 @@ func (g *bcastGather[T]) at(o []T, lo int) {
 			off -= g.dims[k] * g.strides[k]
 			idx[k] = 0
 		}
+	}
+}
+
+// fillRun sets every element of dst to v: a few stores, then doubling
+// copies (memmove's wide loads and stores) for long runs.
+func fillRun[T any](dst []T, v T) {
+	n := min(len(dst), 16)
+	for j := range n {
+		dst[j] = v
+	}
+	for n < len(dst) {
+		n += copy(dst[n:], dst[:n])
 	}
 }
 

@@ -305,6 +305,10 @@ func cmpVVT[T float](op backend.BinaryOp, o []bool, a, b []T) {
 // cmpVST computes the comparison o = a op s.
 func cmpVST[T float](op backend.BinaryOp, o []bool, a []T, s T) {
 	a = a[:len(o)]
+	if a32, ok := any(a).([]float32); ok {
+		m := cmpVSF32(op, o, a32, any(s).(float32))
+		o, a = o[m:], a[m:]
+	}
 	switch op {
 	case backend.OpEq:
 		for i := range o {

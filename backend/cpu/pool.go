@@ -41,7 +41,10 @@ func maxPoolT[T float](op ir.Op, alloc func(int) []T, tap func(best, data []T, i
 	}
 	g := newPoolGeom(x.Shape, [2]int{op.Shape[2], op.Shape[3]}, op.Attrs.Pool)
 	out := alloc(numel(op.Shape))
-	maxPoolFwd(out, view4[T]{x.Data, x.Offset, [4]int(x.Strides)}, g, tap)
+	xv := view4[T]{x.Data, x.Offset, [4]int(x.Strides)}
+	if o32, ok := any(out).([]float32); !ok || !maxPool2Fwd(o32, any(xv).(view4[float32]), g) {
+		maxPoolFwd(out, xv, g, tap)
+	}
 	return wrap(op.DType, op.Shape, out)
 }
 
@@ -74,8 +77,12 @@ func maxPoolGradT[T float](op ir.Op, alloc func(int) []T) ir.Tensor {
 	}
 	geo := newPoolGeom(x.Shape, [2]int{y.Shape[2], y.Shape[3]}, op.Attrs.Pool)
 	out := alloc(numel(op.Shape))
-	maxPoolBwd(out, view4[T]{x.Data, x.Offset, [4]int(x.Strides)}, view4[T]{y.Data, y.Offset, [4]int(y.Strides)},
-		view4[T]{g.Data, g.Offset, [4]int(g.Strides)}, geo)
+	xv, yv, gv := view4[T]{x.Data, x.Offset, [4]int(x.Strides)}, view4[T]{y.Data, y.Offset, [4]int(y.Strides)},
+		view4[T]{g.Data, g.Offset, [4]int(g.Strides)}
+	if o32, ok := any(out).([]float32); !ok ||
+		!maxPool2Bwd(o32, any(xv).(view4[float32]), any(yv).(view4[float32]), any(gv).(view4[float32]), geo) {
+		maxPoolBwd(out, xv, yv, gv, geo)
+	}
 	return wrap(op.DType, op.Shape, out)
 }
 

@@ -102,7 +102,7 @@ func BenchmarkLayerNormGrad(b *testing.B) {
 // Exec without the output's allocation); ns/op counts both sides and
 // means nothing.
 func BenchmarkNormVersusTorch(b *testing.B) {
-	peer := startTorchPeer(b)
+	peer := startTorchPeer(b, "torch_norm_bench.py")
 	defer peer.close()
 	for _, c := range []struct {
 		name string
@@ -180,22 +180,23 @@ func benchMedian(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-// torchPeer is a running bench/torch_norm_bench.py --serve.
+// torchPeer is a running peer script of bench/ (torch_norm_bench.py,
+// torch_conv_bench.py) in --serve mode.
 type torchPeer struct {
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Scanner
 }
 
-// startTorchPeer starts the peer, or skips b when no python3 with torch
-// runs it.
-func startTorchPeer(b *testing.B) *torchPeer {
+// startTorchPeer starts bench/script --serve, or skips b when no python3
+// with torch runs it.
+func startTorchPeer(b *testing.B, script string) *torchPeer {
 	var tried []string
 	for _, py := range []string{os.Getenv("EMBER_TORCH_PYTHON"), "python3", "/usr/bin/python3"} {
 		if py == "" {
 			continue
 		}
-		cmd := exec.Command(py, "../../bench/torch_norm_bench.py", "--serve")
+		cmd := exec.Command(py, "../../bench/"+script, "--serve")
 		in, err := cmd.StdinPipe()
 		if err != nil {
 			b.Fatal(err)
@@ -216,7 +217,7 @@ func startTorchPeer(b *testing.B) *torchPeer {
 		cmd.Wait()
 		tried = append(tried, py+": no torch")
 	}
-	b.Skipf("no python3 with torch to run bench/torch_norm_bench.py (%s)", strings.Join(tried, "; "))
+	b.Skipf("no python3 with torch to run bench/%s (%s)", script, strings.Join(tried, "; "))
 	return nil
 }
 

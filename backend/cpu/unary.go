@@ -189,6 +189,15 @@ func whereRange(out []float32, vc *bview[bool], va, vb *bview[float32], lo, hi i
 // scalar when its flag is set), without branching on c: the selection is a
 // bit mask, so random masks (as Relu's) cost no mispredictions.
 func selectF32(o []float32, c []bool, as []float32, ax float32, aScalar bool, bs []float32, bx float32, bScalar bool) {
+	if m := selectF32Vec(o, c, as, ax, aScalar, bs, bx, bScalar); m > 0 {
+		o, c = o[m:], c[m:]
+		if !aScalar {
+			as = as[m:]
+		}
+		if !bScalar {
+			bs = bs[m:]
+		}
+	}
 	cb := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(c))), len(c))[:len(o)]
 	switch {
 	case aScalar && bScalar:

@@ -10,6 +10,13 @@
 // elsewhere (other GOARCHes included: there is no arm64 NEON kernel yet).
 // Kernel names the choice. Products with a single row or column go
 // through the same packed path (no separate matrix-vector kernel).
+//
+// Beside the packed product the package has two register-tile kernels for
+// implicit GEMM (the direct convolutions of the CPU backend): Stile, the
+// micro-kernel's tile with its packed panels replaced by offset tables
+// into the operands, and Sdot, lane-wise dot products of contiguous rows;
+// both are generated Go assembly (gen_tiles.go, gen_dots.go) for AVX-512F
+// and AVX2+FMA, with portable Go loops elsewhere (TileAccelerated).
 package gemm
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major float32

@@ -1,0 +1,85 @@
+package cpu
+
+import "github.com/emberml/ember/backend"
+
+// The AVX2 loops of cmpsel_amd64.s: n is a multiple of 16.
+
+//go:noescape
+func cmpEqVSF32(o *bool, a *float32, s float32, n int)
+
+//go:noescape
+func cmpNeVSF32(o *bool, a *float32, s float32, n int)
+
+//go:noescape
+func cmpLtVSF32(o *bool, a *float32, s float32, n int)
+
+//go:noescape
+func cmpLeVSF32(o *bool, a *float32, s float32, n int)
+
+//go:noescape
+func cmpGtVSF32(o *bool, a *float32, s float32, n int)
+
+//go:noescape
+func cmpGeVSF32(o *bool, a *float32, s float32, n int)
+
+//go:noescape
+func selectF32AVX2(o *float32, c *bool, a *float32, astep int, b *float32, bstep int, n int)
+
+// cmpVSF32 sets o[i] = a[i] op s for the float32 comparisons, the bulk on
+// AVX2 where the CPU has it, and returns how many it did (the caller does
+// the rest).
+func cmpVSF32(op backend.BinaryOp, o []bool, a []float32, s float32) int {
+	m := vecLen(len(o))
+	if m == 0 {
+		return 0
+	}
+	a = a[:len(o)]
+	switch op {
+	case backend.OpEq:
+		cmpEqVSF32(&o[0], &a[0], s, m)
+	case backend.OpNe:
+		cmpNeVSF32(&o[0], &a[0], s, m)
+	case backend.OpLt:
+		cmpLtVSF32(&o[0], &a[0], s, m)
+	case backend.OpLe:
+		cmpLeVSF32(&o[0], &a[0], s, m)
+	case backend.OpGt:
+		cmpGtVSF32(&o[0], &a[0], s, m)
+	case backend.OpGe:
+		cmpGeVSF32(&o[0], &a[0], s, m)
+	default:
+		return 0
+	}
+	return m
+}
+
+// selectF32Vec does the bulk of selectF32 on AVX2 and returns how many
+// elements it did.
+func selectF32Vec(o []float32, c []bool, as []float32, ax float32, aScalar bool, bs []float32, bx float32, bScalar bool) int {
+	m := vecLen(len(o))
+	if m == 0 {
+		return 0
+	}
+	_ = c[m-1]
+	var abuf, bbuf [8]float32
+	pa, sa := &abuf[0], 0
+	if aScalar {
+		for i := range abuf {
+			abuf[i] = ax
+		}
+	} else {
+		_ = as[m-1]
+		pa, sa = &as[0], 32
+	}
+	pb, sb := &bbuf[0], 0
+	if bScalar {
+		for i := range bbuf {
+			bbuf[i] = bx
+		}
+	} else {
+		_ = bs[m-1]
+		pb, sb = &bs[0], 32
+	}
+	selectF32AVX2(&o[0], &c[0], pa, sa, pb, sb, m)
+	return m
+}

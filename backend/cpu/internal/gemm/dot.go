@@ -1,0 +1,89 @@
+package gemm
+
+import "fmt"
+
+// dotFunc is an assembly dot-product tile kernel (see gen_dots.go).
+type dotFunc func(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+
+// SdotMaxRows returns the most rows of A (ri) and of B (rj) one Sdot call
+// takes: 5 and 5 with AVX-512F, 2 and 5 with AVX2, 5 and 5 for the
+// portable loop.
+func SdotMaxRows() (ri, rj int) {
+	if tiles == nil {
+		return 5, 5
+	}
+	return tiles.dotI, tiles.dotJ
+}
+
+// Sdot accumulates the lane-wise partial dot products of ri rows of A
+// (row i at a[i·lda:], k elements) and rj rows of B (row j at b[j·ldb:]):
+//
+//	c[(i·rj + j)·L + l] (+)= Σ_q a[i·lda + q·L + l] · b[j·ldb + q·L + l]
+//
+// for the L = TileLanes() lanes l, q over the k elements in steps of L
+// (elements past k count as 0 and are not read), adding to c when acc and
+// overwriting it otherwise. The dot product of rows i and j is then
+// LaneSum of its L partial sums; keeping them apart lets one such sum run
+// over many calls (an image at a time, say) with the vectors as its only
+// carried state. Each lane's sum is in increasing q, one fused
+// multiply-add per term. ri and rj must be in [1, SdotMaxRows()], c hold
+// ri·rj·L elements; reads past the slices panic before any work.
+func Sdot(ri, rj, k int, a []float32, lda int, b []float32, ldb int, c []float32, acc bool) {
+	mi, mj := SdotMaxRows()
+	if ri < 1 || ri > mi || rj < 1 || rj > mj || k < 0 {
+		panic(fmt.Sprintf("gemm: Sdot ri %d rj %d k %d", ri, rj, k))
+	}
+	lanes := TileLanes()
+	_ = c[ri*rj*lanes-1]
+	if k == 0 {
+		if !acc {
+			clear(c[:ri*rj*lanes])
+		}
+		return
+	}
+	_ = a[(ri-1)*lda+k-1]
+	_ = b[(rj-1)*ldb+k-1]
+	if tiles == nil {
+		sdotGo(ri, rj, k, a, lda, b, ldb, c, acc)
+		return
+	}
+	tiles.dots[ri-1][rj-1](k, &a[0], lda, &b[0], ldb, &c[0], acc)
+}
+
+// sdotGo is the portable Sdot (8 lanes).
+func sdotGo(ri, rj, k int, a []float32, lda int, b []float32, ldb int, c []float32, acc bool) {
+	const lanes = 8
+	var t [5 * 5 * lanes]float32
+	for i := range ri {
+		ar := a[i*lda:][:k]
+		for j := range rj {
+			br := b[j*ldb:][:k]
+			s := t[(i*rj+j)*lanes:][:lanes]
+			for q, av := range ar {
+				s[q%lanes] += av * br[q]
+			}
+		}
+	}
+	dst := c[:ri*rj*lanes]
+	if acc {
+		for i, v := range t[:len(dst)] {
+			dst[i] += v
+		}
+	} else {
+		copy(dst, t[:len(dst)])
+	}
+}
+
+// LaneSum adds the partial sums of one Sdot pair (TileLanes() values) in
+// a fixed pairwise order: halves added lane by lane until one remains.
+func LaneSum(v []float32) float32 {
+	var t [16]float32
+	n := copy(t[:], v)
+	for n > 1 {
+		n /= 2
+		for l := range n {
+			t[l] += t[l+n]
+		}
+	}
+	return t[0]
+}

@@ -42,6 +42,20 @@ func (g *Gradients) Remove(t backend.Tensor) (grad backend.Tensor, ok bool) {
 	return grad, ok
 }
 
+// Set makes grad the gradient of t, a tracked tensor, replacing the one g
+// holds (or adding one), and reports whether t is tracked; an untracked t
+// leaves g unchanged. grad is a tensor of the inner backend; the caller
+// checks that it has t's shape and dtype. Like Remove, it is not safe for
+// concurrent use with other calls on g.
+func (g *Gradients) Set(t, grad backend.Tensor) bool {
+	_, r := unwrap(t)
+	if r.n == nil {
+		return false
+	}
+	g.grads[r] = grad
+	return true
+}
+
 // Len is the number of tensors g holds a gradient for.
 func (g *Gradients) Len() int { return len(g.grads) }
 

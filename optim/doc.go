@@ -47,5 +47,16 @@
 // tensors. On devices without a fused optimizer kernel StepWith's results
 // equal Step's bit for bit.
 //
-// Optimizers are not safe for concurrent use.
+// Mixed precision: with the model's parameters in F32 and its input on an
+// autocast device (ember.Device.Autocast), the forward and backward passes
+// run in BF16 or F16 while every optimizer here updates the F32
+// parameters, the master weights of Micikevicius et al.'s "Mixed
+// Precision Training" (ICLR 2018), as PyTorch's AMP and NVIDIA Apex's O2
+// level keep them. F16 adds dynamic loss scaling with a GradScaler
+// (PyTorch's torch.amp.GradScaler): Scale the loss before Backward, Step
+// through the scaler (it unscales the gradients and skips steps whose
+// gradients overflowed), then Update its scale; ExampleGradScaler is a
+// complete program.
+//
+// Optimizers and GradScalers are not safe for concurrent use.
 package optim

@@ -124,6 +124,24 @@ type Config struct {
 	// 16 at a time, so the calls come in groups (in step order), and
 	// after the epoch's last step at the latest.
 	OnStep func(step int, loss float64)
+	// DType is the training precision; 0 means ember.F32. With ember.F64
+	// the parameters (nn.ToDType), activations, gradients and optimizer
+	// state are all float64. With ember.BF16 or ember.F16 training is in
+	// mixed precision: the parameters stay in F32 (master weights, which
+	// the optimizer updates), the forward and backward passes run on the
+	// autocast device Device.Autocast(DType) (matmul and convolutions in
+	// 16 bits, reductions, softmax, norms and the loss in F32), and the
+	// test accuracy is measured the same way. F16 adds dynamic loss
+	// scaling (optim.GradScaler, configured by LossScale): steps whose
+	// gradients overflow are skipped. Other dtypes are an error, as is
+	// F16 with Compile (the loss scaler decides on the host whether to
+	// step).
+	DType ember.DType
+	// LossScale configures the dynamic loss scaling of an F16 run; zero
+	// fields take PyTorch's defaults (initial scale 2^16, doubled after
+	// 2000 steps with finite gradients, halved after a step without).
+	// Setting it for another DType is an error.
+	LossScale optim.GradScalerConfig
 }
 
 // withDefaults returns c with zero fields filled in, or an error naming the
@@ -158,6 +176,25 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Batch < 0 {
 		return c, fmt.Errorf("train: batch size %d, want >= 1", c.Batch)
+	}
+	switch c.DType {
+	case 0:
+		c.DType = ember.F32
+	case ember.F32, ember.F64, ember.BF16:
+	case ember.F16:
+		if c.Compile {
+			return c, fmt.Errorf("train: Compile does not support DType f16: its dynamic loss scaling decides on the host whether each step is taken (bf16 and f64 compile)")
+		}
+	default:
+		return c, fmt.Errorf("train: dtype %v, want f32, f64, bf16 or f16", c.DType)
+	}
+	if c.LossScale != (optim.GradScalerConfig{}) && c.DType != ember.F16 {
+		return c, fmt.Errorf("train: LossScale is set, but loss scaling is for DType f16 (this run is %v)", c.DType)
+	}
+	if c.DType == ember.F16 {
+		if err := ember.Try(func() { optim.NewGradScaler(nil, c.LossScale) }); err != nil {
+			return c, fmt.Errorf("train: LossScale: %w", err)
+		}
 	}
 	if c.Limit < 0 || c.TestLimit < 0 {
 		return c, fmt.Errorf("train: limits %d and %d, want >= 0 (0 = all examples)", c.Limit, c.TestLimit)

@@ -38,6 +38,15 @@
 // per-step loss sequence; a Trainer given the same model, optimizer,
 // batch size and seed takes exactly the same steps.
 //
+// Precision: Config.DType trains the MNIST job in F32 (the default), F64,
+// or BF16 or F16 mixed precision (F32 master weights, the batches on an
+// autocast device, F16 with dynamic loss scaling by an optim.GradScaler).
+// A Trainer trains in mixed precision when its Device is an autocast
+// device (ember.Device.Autocast), with a GradScaler for F16. Both stop
+// with a *DivergenceError (wrapping ErrDiverged) naming the step when a
+// loss is NaN or infinite, or when a loss scaler skipped MaxSkippedSteps
+// steps in a row: training never goes on silently from a NaN.
+//
 // Run's reports go to Config.Out, either as human-readable lines or, with
 // Config.JSON, as exactly one JSON object per line per epoch (see
 // EpochStats). A progress bar (github.com/schollz/progressbar) is drawn on

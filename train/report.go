@@ -43,6 +43,12 @@ func (r *reporter) start(cfg Config, dev ember.Device, params, trainN, testN int
 	if cfg.EvalOnly {
 		what = fmt.Sprintf("evaluating %s (%d parameters) on %v: %d test examples", cfg.Model, params, dev, testN)
 	}
+	switch cfg.DType {
+	case ember.F64:
+		what += ", in f64"
+	case ember.BF16, ember.F16:
+		what += fmt.Sprintf(", mixed precision (%v compute, f32 master weights)", cfg.DType)
+	}
 	fmt.Fprintln(r.out, what)
 }
 
@@ -60,8 +66,21 @@ func (r *reporter) epoch(st EpochStats, epochs int) {
 		fmt.Fprintf(r.out, "test accuracy %.4f  %.1f s  %.0f examples/s\n", st.TestAccuracy, st.Seconds, st.ExamplesPerSecond)
 		return
 	}
-	fmt.Fprintf(r.out, "epoch %d/%d  loss %.4f  test accuracy %.4f  %.1f s  %.0f examples/s\n",
-		st.Epoch, epochs, st.TrainLoss, st.TestAccuracy, st.Seconds, st.ExamplesPerSecond)
+	fmt.Fprintf(r.out, "epoch %d/%d  loss %.4f  test accuracy %.4f  %.1f s  %.0f examples/s%s\n",
+		st.Epoch, epochs, st.TrainLoss, st.TestAccuracy, st.Seconds, st.ExamplesPerSecond, lossScaleNote(st))
+}
+
+// lossScaleNote is the end of an F16 run's epoch line, such as
+// "  loss scale 32768, 4 steps skipped" ("" for other precisions).
+func lossScaleNote(st EpochStats) string {
+	if st.LossScale == 0 {
+		return ""
+	}
+	steps := "steps"
+	if st.SkippedSteps == 1 {
+		steps = "step"
+	}
+	return fmt.Sprintf("  loss scale %g, %d %s skipped", st.LossScale, st.SkippedSteps, steps)
 }
 
 // progress is one epoch's progress bar; the zero value draws nothing.
@@ -112,9 +131,10 @@ func (p *progress) finish() {
 }
 
 // MarshalJSON writes the statistics as one JSON object with the keys
-// epoch, train_loss, test_accuracy, seconds and examples_per_second; a NaN
-// or infinite value (a diverged loss) is written as null, which JSON
-// cannot otherwise express.
+// epoch, train_loss, test_accuracy, seconds and examples_per_second (and
+// skipped_steps and loss_scale for an F16 run); a NaN or infinite value
+// (a diverged loss) is written as null, which JSON cannot otherwise
+// express.
 func (st EpochStats) MarshalJSON() ([]byte, error) {
 	num := func(v float64) any {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -123,10 +143,13 @@ func (st EpochStats) MarshalJSON() ([]byte, error) {
 		return v
 	}
 	return json.Marshal(struct {
-		Epoch             int `json:"epoch"`
-		TrainLoss         any `json:"train_loss"`
-		TestAccuracy      any `json:"test_accuracy"`
-		Seconds           any `json:"seconds"`
-		ExamplesPerSecond any `json:"examples_per_second"`
-	}{st.Epoch, num(st.TrainLoss), num(st.TestAccuracy), num(st.Seconds), num(st.ExamplesPerSecond)})
+		Epoch             int     `json:"epoch"`
+		TrainLoss         any     `json:"train_loss"`
+		TestAccuracy      any     `json:"test_accuracy"`
+		Seconds           any     `json:"seconds"`
+		ExamplesPerSecond any     `json:"examples_per_second"`
+		SkippedSteps      int     `json:"skipped_steps,omitempty"`
+		LossScale         float64 `json:"loss_scale,omitempty"`
+	}{st.Epoch, num(st.TrainLoss), num(st.TestAccuracy), num(st.Seconds), num(st.ExamplesPerSecond),
+		st.SkippedSteps, st.LossScale})
 }

@@ -38,6 +38,13 @@ type EpochStats struct {
 	// Steps is the number of optimizer steps of the epoch (not part of
 	// the JSON report).
 	Steps int `json:"-"`
+	// SkippedSteps is the number of the epoch's steps that the loss
+	// scaler of an F16 run skipped because their gradients held Inf or
+	// NaN (absent from the JSON when 0).
+	SkippedSteps int `json:"skipped_steps,omitempty"`
+	// LossScale is the loss scale of an F16 run at the end of the epoch
+	// (absent from the JSON for other precisions).
+	LossScale float64 `json:"loss_scale,omitempty"`
 }
 
 // Result is what Run returns.
@@ -60,11 +67,22 @@ type Result struct {
 // EpochStats) and writes cfg.Save and cfg.Plot at the end. When ctx is
 // done it stops after the current step, still writes Save and Plot for
 // what was trained, and returns the context's cause with the partial
-// Result. Other errors: an invalid Config, missing or corrupt MNIST files
-// (wrapping fs.ErrNotExist or data.ErrFormat), an unusable device, a
-// failed Load or Save, and tensor errors raised during training (the
-// *ember.Error caught by ember.Try, wrapped).
+// Result. When training diverges (a NaN or infinite loss, or an F16 loss
+// scaler skipping MaxSkippedSteps steps in a row) it stops there and
+// returns a *DivergenceError (wrapping ErrDiverged) naming the step, with
+// the partial Result; Save and Plot are not written then. Other errors:
+// an invalid Config, missing or corrupt MNIST files (wrapping
+// fs.ErrNotExist or data.ErrFormat), an unusable device or one that cannot
+// compute in DType, a failed Load or Save, and tensor errors raised during
+// training (the *ember.Error caught by ember.Try, wrapped).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if dt, ok := cfg.Device.AutocastDType(); ok {
+		// "cpu+autodiff+autocast:bf16" asks for mixed precision.
+		if cfg.DType != 0 && cfg.DType != dt {
+			return nil, fmt.Errorf("train: the device %v autocasts to %v, but DType is %v", cfg.Device, dt, cfg.DType)
+		}
+		cfg.DType = dt
+	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -75,6 +93,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	dev := cfg.Device.Inner()
 	if err := dev.Init(); err != nil {
 		return nil, err
+	}
+	if !dev.SupportsDType(cfg.DType) {
+		return nil, fmt.Errorf("train: %v cannot compute in %v (DType)", dev, cfg.DType)
 	}
 	trainSet, testSet, err := datasets(cfg)
 	if err != nil {
@@ -135,6 +156,13 @@ type runner struct {
 	// compiled is the compiled training step (Config.Compile), made after
 	// the first eager step.
 	compiled *compiledStep
+	// fdev is the device the batches are made on: the model's autodiff
+	// device, with autocast in mixed precision (Config.DType).
+	fdev ember.Device
+	// scaler is the loss scaler of an F16 run (nil otherwise).
+	scaler *optim.GradScaler
+	// div watches the steps for divergence.
+	div divergence
 }
 
 // run is Run after validation; tensor errors panic out of it.
@@ -147,16 +175,31 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 	}
 	model, _ := NewModel(cfg.Model, adev)
 	r.res = &Result{Model: model, Device: adev}
+	r.fdev, r.div = adev, divergence{dtype: cfg.DType}
+	switch cfg.DType {
+	case ember.F64:
+		if err := nn.ToDType(model, ember.F64); err != nil {
+			return err
+		}
+	case ember.BF16, ember.F16:
+		r.fdev = adev.Autocast(cfg.DType)
+	default:
+		// A device configured with another float dtype (DeviceConfig)
+		// trains in it: divergence reports name it.
+		if ps := model.NamedParameters(); len(ps) > 0 {
+			r.div.dtype = ps[0].Param.Value.DType()
+		}
+	}
 	if cfg.Load != "" {
 		if err := nn.Load(cfg.Load, model); err != nil {
 			return err
 		}
 	}
-	r.rep.start(cfg, adev, nn.NumParams(model), r.trainSet.Len(), r.testSet.Len())
+	r.rep.start(cfg, r.fdev, nn.NumParams(model), r.trainSet.Len(), r.testSet.Len())
 
 	if cfg.EvalOnly {
 		start := time.Now()
-		acc, err := Evaluate(model, r.testSet, adev, DefaultEvalBatch)
+		acc, err := Evaluate(model, r.testSet, r.fdev, DefaultEvalBatch)
 		if err != nil {
 			return err
 		}
@@ -169,6 +212,9 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 	}
 
 	opt := newOptimizer(cfg, model)
+	if cfg.DType == ember.F16 {
+		r.scaler = optim.NewGradScaler(model.NamedParameters(), cfg.LossScale)
+	}
 	loader := data.NewLoader(r.trainSet, cfg.Batch, data.LoaderOptions{Shuffle: true, Seed: cfg.Seed})
 	defer loader.Close()
 	defer func() {
@@ -177,7 +223,7 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 		}
 	}()
 	for e := 0; e < cfg.Epochs; e++ {
-		st, err := r.epoch(ctx, e, loader, model, opt, adev)
+		st, err := r.epoch(ctx, e, loader, model, opt, r.fdev)
 		if err != nil {
 			if ctx.Err() != nil {
 				// Interrupted: keep what was trained so far.
@@ -202,43 +248,66 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 	it := loader.Iter(ctx, e)
 	defer it.Close()
 	var lossSum float64
-	examples, steps := 0, 0
-	account := func(loss float64, size int) {
+	examples, steps, skipped := 0, 0, 0
+	account := func(loss float64, size int, stepped bool) error {
 		lossSum += loss * float64(size)
 		examples += size
 		steps++
+		if !stepped {
+			skipped++
+		}
 		r.res.StepLosses = append(r.res.StepLosses, loss)
+		var scale float64
+		if r.scaler != nil {
+			scale = r.scaler.LossScale()
+		}
+		if err := r.div.check(len(r.res.StepLosses), e+1, loss, stepped, scale); err != nil {
+			bar.finish()
+			return err
+		}
 		if r.cfg.OnStep != nil {
 			r.cfg.OnStep(len(r.res.StepLosses), loss)
 		}
 		bar.step(loss)
+		return nil
 	}
 	// Compiled steps' losses are read back in groups, so that the device
 	// runs ahead of the host instead of waiting for each read.
 	var pending []pendingLoss
-	flush := func() {
+	flush := func() error {
+		defer func() { pending = pending[:0] }()
 		for _, p := range pending {
-			account(p.t.Item(), p.size)
+			if err := account(p.t.Item(), p.size, true); err != nil {
+				return err
+			}
 		}
-		pending = pending[:0]
+		return nil
 	}
 	for it.Next() {
 		b := it.Batch()
-		loss, lt, err := r.step(model, opt, b, adev)
+		loss, stepped, lt, err := r.step(model, opt, b, adev)
 		if err != nil {
 			return EpochStats{}, err
 		}
 		if lt != nil {
 			pending = append(pending, pendingLoss{lt, b.Size})
 			if len(pending) >= lossReadGroup {
-				flush()
+				if err := flush(); err != nil {
+					return EpochStats{}, err
+				}
 			}
 			continue
 		}
-		flush()
-		account(loss, b.Size)
+		if err := flush(); err != nil {
+			return EpochStats{}, err
+		}
+		if err := account(loss, b.Size, stepped); err != nil {
+			return EpochStats{}, err
+		}
 	}
-	flush()
+	if err := flush(); err != nil {
+		return EpochStats{}, err
+	}
 	bar.finish()
 	if r.compiled != nil {
 		r.compiled.sync()
@@ -251,7 +320,10 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 	if err != nil {
 		return EpochStats{}, err
 	}
-	st := EpochStats{Epoch: e + 1, TestAccuracy: acc, Seconds: secs, Steps: steps}
+	st := EpochStats{Epoch: e + 1, TestAccuracy: acc, Seconds: secs, Steps: steps, SkippedSteps: skipped}
+	if r.scaler != nil {
+		st.LossScale = r.scaler.LossScale()
+	}
 	if examples > 0 {
 		st.TrainLoss = lossSum / float64(examples)
 		st.ExamplesPerSecond = float64(examples) / secs
@@ -259,30 +331,34 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader, model nn
 	return st, nil
 }
 
-// step runs one optimizer step on batch b and returns the batch's mean
-// loss. With Config.Compile the first step runs eagerly, the training
-// step is then captured and compiled for batches of that size, and every
-// later batch of that size replays it, returning its loss as a tensor
-// (compiledLoss) to be read later; a batch of another size (the last,
-// partial one) runs eagerly from the carried values.
-func (r *runner) step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) (loss float64, compiledLoss *ember.Tensor, err error) {
+// step runs one optimizer step on batch b, made on dev, and returns the
+// batch's mean loss and whether the optimizer stepped (an F16 loss scaler
+// skips steps whose gradients overflow). With Config.Compile the first
+// step runs eagerly, the training step is then captured and compiled for
+// batches of that size, and every later batch of that size replays it,
+// returning its loss as a tensor (compiledLoss) to be read later; a batch
+// of another size (the last, partial one) runs eagerly from the carried
+// values.
+func (r *runner) step(model nn.Module, opt optim.Optimizer, b data.Batch, dev ember.Device) (loss float64, stepped bool, compiledLoss *ember.Tensor, err error) {
 	if !r.cfg.Compile {
-		return step(model, opt, b, adev), nil, nil
+		loss, stepped = scaledStep(model, opt, r.scaler, b, dev)
+		return loss, stepped, nil, nil
 	}
 	if r.compiled == nil && len(r.res.StepLosses) > 0 && b.Size == r.cfg.Batch {
-		cs, err := newCompiledStep(model, opt, adev, b.Size)
+		cs, err := newCompiledStep(model, opt, dev, b.Size)
 		if err != nil {
-			return 0, nil, err
+			return 0, false, nil, err
 		}
 		r.compiled = cs
 	}
 	if r.compiled != nil && r.compiled.fits(b) {
-		return 0, r.compiled.run(b), nil
+		return 0, true, r.compiled.run(b), nil
 	}
 	if r.compiled != nil {
 		r.compiled.sync()
 	}
-	return step(model, opt, b, adev), nil, nil
+	loss, stepped = scaledStep(model, opt, r.scaler, b, dev)
+	return loss, stepped, nil, nil
 }
 
 // lossReadGroup is the number of compiled steps whose losses are read
@@ -299,12 +375,26 @@ type pendingLoss struct {
 // step runs one optimizer step on batch b and returns the batch's mean
 // loss: forward, cross-entropy, backward, update.
 func step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) float64 {
-	x := ember.FromFloats(b.Images, []int{b.Size, imageChannels, imageSize, imageSize}, adev)
-	y := ember.FromInts(b.Labels, []int{b.Size}, adev)
-	loss := nn.CrossEntropy(model.Forward(x), y)
-	grads := loss.Backward()
-	opt.Step(grads)
-	return loss.Item()
+	loss, _ := scaledStep(model, opt, nil, b, adev)
+	return loss
+}
+
+// scaledStep is step on dev (the model's autodiff device, with autocast
+// in mixed precision) with an optional loss scaler: the backward pass
+// starts from the scaled loss and the scaler unscales the gradients and
+// steps, or skips the step when they overflowed, then updates its scale.
+// It reports whether the optimizer stepped.
+func scaledStep(model nn.Module, opt optim.Optimizer, scaler *optim.GradScaler, b data.Batch, dev ember.Device) (loss float64, stepped bool) {
+	x := ember.FromFloats(b.Images, []int{b.Size, imageChannels, imageSize, imageSize}, dev)
+	y := ember.FromInts(b.Labels, []int{b.Size}, dev)
+	l := nn.CrossEntropy(model.Forward(x), y)
+	if scaler == nil {
+		opt.Step(l.Backward())
+		return l.Item(), true
+	}
+	stepped = scaler.Step(opt, scaler.Scale(l).Backward())
+	scaler.Update()
+	return l.Item(), stepped
 }
 
 // finish writes the Save and Plot files.

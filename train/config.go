@@ -69,6 +69,8 @@ type Config struct {
 	Optimizer string
 	// Device runs the model; the zero Device means ember.DefaultDevice().
 	// Run enables autodiff on it (an autodiff device is accepted as is).
+	// An autocast device (ember.Device.Autocast, "cpu+autocast:bf16")
+	// asks for that mixed precision: DType must then be 0 or its dtype.
 	Device ember.Device
 	// Seed seeds the device's random generator (parameter
 	// initialization) and the shuffle order of the training batches.

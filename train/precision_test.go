@@ -256,14 +256,31 @@ func equalFloats(a, b []float64) bool {
 // which slows the pure-Go conversions about tenfold, it takes 150 steps
 // and compares with the threshold alone.
 func TestMixedPrecisionMNIST(t *testing.T) {
-	trainSet, testSet := mnist(t)
 	steps, dtypes := 300, []ember.DType{ember.F32, ember.BF16, ember.F16}
 	if raceEnabled {
 		steps, dtypes = 150, dtypes[1:]
 	}
+	mixedPrecisionMNIST(t, ember.CPU(), steps, dtypes)
+}
+
+// TestMixedPrecisionMNISTCUDA is TestMixedPrecisionMNIST on cuda:0, where
+// the 16-bit products run on cuBLAS (cublasGemmStridedBatchedEx with
+// float32 accumulation); it skips where no CUDA device initializes.
+func TestMixedPrecisionMNISTCUDA(t *testing.T) {
+	gpu := ember.CUDA(0)
+	if err := gpu.Init(); err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	mixedPrecisionMNIST(t, gpu, 300, []ember.DType{ember.F32, ember.BF16, ember.F16})
+}
+
+// mixedPrecisionMNIST trains the steps of TestMixedPrecisionMNIST on dev
+// in each of dtypes and checks the accuracies.
+func mixedPrecisionMNIST(t *testing.T, dev ember.Device, steps int, dtypes []ember.DType) {
+	trainSet, testSet := mnist(t)
 	acc := map[ember.DType]float64{}
 	for _, dt := range dtypes {
-		cfg := Config{Device: ember.CPU(), DType: dt, Seed: 1, Limit: steps * DefaultBatch, Train: trainSet, Test: testSet}
+		cfg := Config{Device: dev, DType: dt, Seed: 1, Limit: steps * DefaultBatch, Train: trainSet, Test: testSet}
 		res, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatalf("%v: %v", dt, err)
@@ -272,7 +289,7 @@ func TestMixedPrecisionMNIST(t *testing.T) {
 			t.Fatalf("%v: %d steps", dt, len(res.StepLosses))
 		}
 		acc[dt] = res.TestAccuracy
-		t.Logf("%v: test accuracy %.4f after %d steps (%d skipped)", dt, res.TestAccuracy, steps, res.Epochs[0].SkippedSteps)
+		t.Logf("%v on %v: test accuracy %.4f after %d steps (%d skipped)", dt, dev, res.TestAccuracy, steps, res.Epochs[0].SkippedSteps)
 	}
 	for dt, a := range acc {
 		if a < 0.90 {

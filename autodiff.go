@@ -7,9 +7,11 @@ import (
 	"github.com/emberml/ember/backend/autodiff"
 )
 
-// ToDevice moves x to dev. On the same hardware it only switches autodiff:
-// to a non-autodiff device it returns the untracked value (as Inner), from
-// a non-autodiff device to an autodiff one an untracked tensor. Otherwise
+// ToDevice moves x to dev. On the same hardware it only switches autodiff
+// and autocast: to a non-autodiff device it returns the untracked value
+// (as Inner), from a non-autodiff device to an autodiff one an untracked
+// tensor, and between devices that differ only in autocast the same value,
+// tracked as x is, under dev's precision policy (Device.Autocast). Otherwise
 // the data is copied through the host. A tracked x moved to an autodiff
 // device stays differentiable, as PyTorch's x.to(device): Backward from a
 // result on dev carries the gradient back to x's graph, so the leaves x
@@ -40,6 +42,9 @@ func (x *Tensor) TryToDevice(dev Device) (*Tensor, error) {
 	}
 	if x.dev.Equal(dev) {
 		if x.dev.autodiff == dev.autodiff && x.dev.checkpointing == dev.checkpointing {
+			if x.dev.autocast != dev.autocast { // the same value under another policy
+				return wrap(dev, x.t), nil
+			}
 			return x, nil
 		}
 		inner := x.t
@@ -68,8 +73,9 @@ func (x *Tensor) TryToDevice(dev Device) (*Tensor, error) {
 	return y, nil
 }
 
-// Inner returns x's value without autodiff tracking, on the non-autodiff
-// device (x itself when not on an autodiff device).
+// Inner returns x's value without autodiff tracking, on the hardware
+// device alone (Device.Inner: no autodiff, no autocast; x itself when x is
+// already there).
 func (x *Tensor) Inner() *Tensor {
 	x.need("inner", "x")
 	return x.ToDevice(x.dev.Inner())
@@ -168,22 +174,27 @@ func (g *Gradients) Remove(t *Tensor) *Tensor {
 	return wrap(t.dev.Inner(), gt)
 }
 
-// Set replaces the gradient of t with grad, so that later calls of Of (an
-// optimizer's Step) read grad: gradient clipping (optim.ClipGradNorm) and
-// loss unscaling rewrite gradients this way, as PyTorch code assigns
-// p.grad. grad must have t's shape and dtype and live on t's inner
-// (non-autodiff) device, tracked or not (its value is stored, detached);
-// t must be a tracked tensor on an autodiff device. It panics with an
-// *Error otherwise, or when g is nil.
+// Set makes grad the gradient of t in g, replacing the one Backward
+// computed (PyTorch's assignment to t.grad), so that code between Backward
+// and an optimizer's Step can rescale, clip or otherwise edit gradients:
+// gradient clipping (optim.ClipGradNorm) and loss unscaling
+// (optim.GradScaler) rewrite them this way. t must be a tracked tensor on
+// an autodiff device; grad must have t's shape and dtype and live on t's
+// hardware device (autodiff or not, tracked or not: its value is stored,
+// detached). Of and Remove return it afterwards, untracked on the inner
+// device. It panics with an *Error otherwise, or when g is nil. Like
+// Remove, it is not safe for concurrent use with other calls on g.
 func (g *Gradients) Set(t, grad *Tensor) {
-	switch {
-	case g == nil || g.g == nil:
+	if g == nil || g.g == nil {
 		fail("gradients_set", nil, "nil Gradients (use the result of Backward)")
-	case t == nil || t.t == nil || !t.dev.autodiff || !t.IsTracked():
-		fail("gradients_set", []string{describe("t", t)}, "t must be a tracked tensor on an autodiff device")
+	}
+	t.need("gradients_set", "t")
+	switch {
+	case !t.dev.autodiff || !t.IsTracked():
+		fail("gradients_set", []string{describe("t", t)}, "t is not tracked (a leaf that requires grad or a result computed from one, on an autodiff device)")
 	case grad == nil || grad.t == nil:
 		fail("gradients_set", []string{describe("t", t), "grad <nil>"}, "needs a gradient")
-	case !grad.dev.Inner().Equal(t.dev.Inner()) || grad.DType() != t.DType() || !slices.Equal(grad.shape(), t.shape()):
+	case !grad.dev.Equal(t.dev) || grad.DType() != t.DType() || !slices.Equal(grad.shape(), t.shape()):
 		fail("gradients_set", []string{describe("t", t), describe("grad", grad)}, "the gradient must have t's shape and dtype, on t's device")
 	}
 	g.g.Set(t.t, grad.Detach().on(t.dev.Inner()))

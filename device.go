@@ -42,6 +42,9 @@ type Device struct {
 	st            *deviceState // nil for the zero Device
 	autodiff      bool
 	checkpointing bool
+	// autocast is the low-precision dtype of an autocast device (F16 or
+	// BF16), 0 without autocast (see Autocast).
+	autocast DType
 }
 
 // CPU is the optimized CPU backend (SIMD GEMM and convolutions, parallel
@@ -163,7 +166,8 @@ func (d Device) IsZero() bool { return d.st == nil }
 
 // String prints the parseable device name: "cpu", "flex", "cuda:1",
 // "vulkan:discrete:0", "remote+ws://host:3000/0", "capture:3", followed by
-// "+autodiff" (and "+checkpointing") where enabled. ParseDevice is its inverse.
+// "+autodiff" (and "+checkpointing") where enabled and "+autocast:bf16" or
+// "+autocast:f16" on an autocast device. ParseDevice is its inverse.
 func (d Device) String() string {
 	if d.IsZero() {
 		return "<no device>"
@@ -175,11 +179,14 @@ func (d Device) String() string {
 			s += "+checkpointing"
 		}
 	}
+	if d.autocast != 0 {
+		s += "+autocast:" + d.autocast.String()
+	}
 	return s
 }
 
-// Equal compares hardware identity; autodiff and checkpointing are ignored
-// (CPU().Autodiff().Equal(CPU()) is true).
+// Equal compares hardware identity; autodiff, checkpointing and autocast
+// are ignored (CPU().Autodiff().Equal(CPU()) is true).
 func (d Device) Equal(o Device) bool { return d.st == o.st }
 
 // DefaultDevice returns, in order: the device named by the EMBER_DEVICE
@@ -189,13 +196,14 @@ func (d Device) Equal(o Device) bool { return d.st == o.st }
 // returns a device that cannot run: an unusable EMBER_DEVICE is reported on
 // standard error once and skipped.
 //
-// DefaultDevice never returns an autodiff device: the environment chooses
-// the hardware, the program chooses gradient tracking, so the idiom
-// DefaultDevice().Autodiff() works whatever EMBER_DEVICE says. A
-// "+autodiff" or "+autodiff+checkpointing" suffix in EMBER_DEVICE is
-// accepted and ignored here (EMBER_DEVICE=cuda:0+autodiff selects cuda:0);
-// programs that take a full device name from their user, such as
-// ember train --device, parse it with ParseDevice and honour the suffixes.
+// DefaultDevice never returns an autodiff or autocast device: the
+// environment chooses the hardware, the program chooses gradient tracking
+// and precision, so the idiom DefaultDevice().Autodiff() works whatever
+// EMBER_DEVICE says. A "+autodiff", "+autodiff+checkpointing" or
+// "+autocast:DTYPE" suffix in EMBER_DEVICE is accepted and ignored here
+// (EMBER_DEVICE=cuda:0+autodiff selects cuda:0); programs that take a full
+// device name from their user, such as ember train --device, parse it with
+// ParseDevice and honour the suffixes.
 func DefaultDevice() Device {
 	defaultOnce.Do(func() { defaultDev = pickDefault() })
 	return defaultDev
@@ -266,7 +274,8 @@ func (d Device) Autodiff() Device {
 // IsAutodiff reports whether gradient tracking is enabled.
 func (d Device) IsAutodiff() bool { return d.autodiff }
 
-// Inner returns the device without autodiff (d itself when absent).
+// Inner returns the hardware device alone: d without autodiff,
+// checkpointing and autocast (d itself when it has none of them).
 func (d Device) Inner() Device { return Device{st: d.st} }
 
 // CheckpointingStrategy says what an autodiff device keeps for backward.

@@ -33,7 +33,8 @@ const kindList = "discrete:N, integrated:N, virtual:N, existing:N, cpu:0 or defa
 
 // ParseDevice parses a device name as Device.String prints it and returns
 // that device. It accepts exactly these forms, each optionally followed by
-// "+autodiff" or "+autodiff+checkpointing":
+// "+autodiff" or "+autodiff+checkpointing", then optionally by
+// "+autocast:bf16" or "+autocast:f16" (Device.Autocast):
 //
 //	cpu, flex, ndarray         single-device backends: the bare type, never an index
 //	cuda:N, rocm:N, capture:N  indexed backends (and registered drivers that are not single-device)
@@ -67,7 +68,11 @@ func ParseDevice(s string) (Device, error) {
 			return bad("byte %d (%q) is not allowed: device names are printable ASCII without spaces", i, s[i:i+1])
 		}
 	}
-	base, autodiff, checkpointing, err := cutModeSuffixes(s)
+	rest, autocast, err := cutAutocastSuffix(s)
+	if err != nil {
+		return bad("%v", err)
+	}
+	base, autodiff, checkpointing, err := cutModeSuffixes(rest)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -75,7 +80,7 @@ func ParseDevice(s string) (Device, error) {
 	if err != nil {
 		return bad("%v", err)
 	}
-	d := Device{autodiff: autodiff, checkpointing: checkpointing}
+	d := Device{autodiff: autodiff, checkpointing: checkpointing, autocast: autocast}
 	if got := id.String() + s[len(base):]; got != s {
 		// Unreachable for the forms above; kept so that a future form
 		// (or a driver registered over a placeholder that prints
@@ -84,6 +89,34 @@ func ParseDevice(s string) (Device, error) {
 	}
 	d.st = stateFor(id)
 	return d, nil
+}
+
+// cutAutocastSuffix splits a final "+autocast:DTYPE" off s and returns
+// DTYPE (0 when s has no such suffix). DTYPE must be bf16 or f16, and the
+// suffix must come last and once.
+func cutAutocastSuffix(s string) (string, DType, error) {
+	i := strings.LastIndex(s, "+autocast")
+	if i < 0 {
+		return s, 0, nil
+	}
+	rest, suffix := s[:i], s[i+len("+autocast"):]
+	name, ok := strings.CutPrefix(suffix, ":")
+	if !ok {
+		return "", 0, fmt.Errorf("+autocast needs a dtype and must come last: +autocast:bf16 or +autocast:f16")
+	}
+	var dt DType
+	switch name {
+	case "bf16":
+		dt = BF16
+	case "f16":
+		dt = F16
+	default:
+		return "", 0, fmt.Errorf("+autocast:%s: the autocast dtype is bf16 or f16, and the suffix comes last", name)
+	}
+	if strings.Contains(rest, "+autocast") {
+		return "", 0, fmt.Errorf("+autocast appears more than once")
+	}
+	return rest, dt, nil
 }
 
 // cutModeSuffixes splits "+autodiff" and "+checkpointing" off the end of s.
@@ -132,7 +165,7 @@ func parseDeviceID(s string) (backend.DeviceID, error) {
 	if !ok {
 		hint := ""
 		if strings.Contains(typ, "+") {
-			hint = "; the only suffixes are +autodiff and +checkpointing"
+			hint = "; the only suffixes are +autodiff, +checkpointing and +autocast:DTYPE"
 		}
 		return backend.DeviceID{}, fmt.Errorf("unknown device type %q (registered: %s)%s", typ, strings.Join(backend.Drivers(), ", "), hint)
 	}

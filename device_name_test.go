@@ -98,7 +98,7 @@ func TestParseDeviceNames(t *testing.T) {
 		"gpu":        "unknown device type",
 		"CPU":        "unknown device type",
 		"Cuda:0":     "unknown device type",
-		"cpu+fusion": "only suffixes are +autodiff and +checkpointing",
+		"cpu+fusion": "only suffixes are +autodiff, +checkpointing and +autocast:DTYPE",
 		// graphics-API kinds
 		"vulkan":              "needs an adapter kind and an index",
 		"vulkan:0":            "needs an adapter kind and an index",

@@ -48,6 +48,9 @@
 //	with torch.no_grad(): ...               NoGrad(func() { ... })
 //	x.detach()                              x.Detach()
 //	torch.utils.checkpoint                  dev.Autodiff().GradientCheckpointing()
+//	with torch.autocast(dtype=bfloat16):    model.Forward(x.ToDevice(dev.Autocast(BF16)))
+//	torch.amp.GradScaler()                  optim.NewGradScaler(params, optim.GradScalerConfig{})
+//	model.double()                          nn.ToDType(model, F64)
 //	torch.cuda.synchronize()                dev.Sync()
 //	torch.cuda.empty_cache()                dev.MemoryCleanup()
 //	print(x)                                fmt.Println(x) (PyTorch's format; %.2f, %e apply)
@@ -80,8 +83,9 @@
 // Device.String prints a name that ParseDevice parses back to the same
 // device: "cpu", "flex", "cuda:1", "vulkan:discrete:0",
 // "remote+ws://host:3000/0", "capture:3", followed by "+autodiff" or
-// "+autodiff+checkpointing". Device.Equal compares the hardware and
-// ignores autodiff and checkpointing (CPU().Autodiff().Equal(CPU()) is
+// "+autodiff+checkpointing", then "+autocast:bf16" or "+autocast:f16" on
+// an autocast device. Device.Equal compares the hardware and ignores
+// autodiff, checkpointing and autocast (CPU().Autodiff().Equal(CPU()) is
 // true).
 //
 // DefaultDevice takes the device EMBER_DEVICE names, then the best local
@@ -105,6 +109,22 @@
 // memory lower. GradientCheckpointingStrategy says Balanced or Disabled;
 // both panic on a device without autodiff. An untracked tensor (a
 // gradient, say) moved to an autodiff device stays untracked.
+//
+// Mixed precision: Device.Autocast(BF16) (or F16) returns the device with
+// automatic mixed precision, PyTorch's torch.autocast as a device
+// property: ops on it run matrix products and convolutions in the 16-bit
+// dtype and sums, cumulative sums, softmax, log-softmax, logsumexp and
+// norms in F32, whatever their operands' dtypes (other ops follow their
+// operands; F64 and integers are never cast). An op's device is the one
+// its operands share, autocast when any operand is, so keeping a model's
+// parameters in F32 on dev.Autodiff() and making its input on
+// dev.Autodiff().Autocast(BF16) runs the forward and backward passes in
+// mixed precision, with the gradients reaching the F32 parameters (master
+// weights) through the recorded casts. Gradients.Of returns gradients on
+// the Inner device, without autocast, so an optimizer updates the masters
+// in F32. F16 training needs loss scaling (optim.GradScaler); BF16 does
+// not. Autocast devices are immutable values like every Device: there is
+// no per-goroutine state. See ExampleDevice_Autocast.
 //
 // Execution: Sync waits for the device's pending work and returns an
 // *ExecutionError if any of it failed; Flush starts buffered work (the

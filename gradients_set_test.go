@@ -54,3 +54,24 @@ func TestGradientsSet(t *testing.T) {
 		t.Fatalf("a refused Set changed the gradient to %v", got)
 	}
 }
+
+// TestGradientsSetAutocast checks Set on an F32 master weight of an
+// autocast device, as optim.GradScaler uses it: a gradient from the inner
+// device is accepted and read back unchanged, and one of the product's
+// 16-bit dtype is refused.
+func TestGradientsSetAutocast(t *testing.T) {
+	ad := CPU().Autodiff().Autocast(BF16)
+	w := FromFloats([]float32{1, 2, 3}, []int{3}, ad).RequireGrad()
+	grads := w.Mul(w).Sum().Backward()
+	if got := grads.Of(w).Float64s(); !slices.Equal(got, []float64{2, 4, 6}) {
+		t.Fatalf("d(Σw²)/dw = %v, want 2w", got)
+	}
+	grads.Set(w, grads.Of(w).MulScalar(0.25))
+	if got := grads.Of(w); !slices.Equal(got.Float64s(), []float64{0.5, 1, 1.5}) || got.DType() != F32 {
+		t.Fatalf("after Set: %v %v, want [0.5 1 1.5] f32", got.Float64s(), got.DType())
+	}
+	err := Try(func() { grads.Set(w, grads.Of(w).Cast(BF16)) })
+	if err == nil || !strings.Contains(err.Error(), "shape and dtype") {
+		t.Fatalf("Set of a bf16 gradient for an f32 weight: %v, want a dtype error", err)
+	}
+}

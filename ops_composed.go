@@ -89,6 +89,7 @@ func (x *Tensor) Square() *Tensor {
 // is out of range.
 func (x *Tensor) Softmax(axis int) *Tensor {
 	x = x.asFloat("softmax")
+	x = x.widen(x.dev) // F32 under autocast
 	a := x.axis("softmax", axis)
 	return x.dev.run(&ir.Op{Kind: ir.KindSoftmax, Axis: a, In: [3]ir.Tensor{x.t}}, x)
 }
@@ -102,6 +103,7 @@ func (x *Tensor) Softmax(axis int) *Tensor {
 // float dtype. It panics with an *Error when the axis is out of range.
 func (x *Tensor) LogSoftmax(axis int) *Tensor {
 	x = x.asFloat("log_softmax")
+	x = x.widen(x.dev) // F32 under autocast
 	a := x.axis("log_softmax", axis)
 	return x.dev.run(&ir.Op{Kind: ir.KindLogSoftmax, Axis: a, In: [3]ir.Tensor{x.t}}, x)
 }
@@ -116,6 +118,7 @@ func (x *Tensor) LogSoftmax(axis int) *Tensor {
 // dtype. It panics with an *Error when the axis is out of range.
 func (x *Tensor) LogSumExp(axis int, keepDim bool) *Tensor {
 	x = x.asFloat("logsumexp")
+	x = x.widen(x.dev) // F32 under autocast
 	a := x.axis("logsumexp", axis)
 	return x.dev.run(&ir.Op{Kind: ir.KindLogSumExp, Axis: a, KeepDim: keepDim, In: [3]ir.Tensor{x.t}}, x)
 }

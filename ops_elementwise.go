@@ -28,9 +28,9 @@ func normAxis(op string, x *Tensor, axis, rank int) int {
 }
 
 // commonDevice checks that all tensors live on the same hardware device and
-// returns the device results live on: autodiff when any operand is. Operands
-// on the same hardware without autodiff are moved onto the autodiff device
-// untracked.
+// returns the device results live on: autodiff when any operand is, and
+// autocast when any operand is (see joinDevices). Operands on the same
+// hardware without autodiff are moved onto the autodiff device untracked.
 func commonDevice(op string, names []string, xs ...*Tensor) Device {
 	for i, x := range xs {
 		if x == nil || x.t == nil {
@@ -46,8 +46,8 @@ func commonDevice(op string, names []string, xs ...*Tensor) Device {
 			}
 			fail(op, ops, "operands are on different devices; move them with ToDevice first")
 		}
-		if x.dev.autodiff && !dev.autodiff {
-			dev = x.dev
+		if x.dev != dev {
+			dev = joinDevices(dev, x.dev)
 		}
 	}
 	return dev
@@ -176,8 +176,8 @@ func checksIndicesOnDevice(dev Device) bool {
 // without building name lists unless it fails.
 func commonDevice2(op backend.BinaryOp, x, y *Tensor) Device {
 	if x != nil && y != nil && x.dev.st == y.dev.st && x.dev.st != nil {
-		if y.dev.autodiff && !x.dev.autodiff {
-			return y.dev
+		if x.dev != y.dev {
+			return joinDevices(x.dev, y.dev)
 		}
 		return x.dev
 	}

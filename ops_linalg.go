@@ -29,7 +29,7 @@ func (x *Tensor) Matmul(y *Tensor) *Tensor {
 	if b.Rank() == 1 {
 		b = b.Unsqueeze(-1)
 	}
-	dt := backend.Promote(a.DType(), b.DType())
+	dt := dev.autocastLow(backend.Promote(a.DType(), b.DType()))
 	a, b = a.castTo(dt), b.castTo(dt)
 	out := dev.run(&ir.Op{Kind: ir.KindMatmul, In: [3]ir.Tensor{a.on(dev), b.on(dev)}}, x, y)
 	if x.Rank() == 1 {
@@ -75,10 +75,13 @@ func (x *Tensor) convolve(name string, kind ir.Kind, w, bias *Tensor, opts ConvO
 	if bias != nil && cout >= 0 && (bias.Rank() != 1 || bias.shape()[0] != cout) {
 		fail(name, []string{describe("weight", w), describe("bias", bias)}, "bias must be [Cout] = [%d]", cout)
 	}
-	dt := backend.Promote(x.DType(), w.DType())
+	dt := dev.autocastLow(backend.Promote(x.DType(), w.DType()))
 	xc, wc := x.castTo(dt), w.castTo(dt)
 	out := dev.run(&ir.Op{Kind: kind, Attrs: &ir.Attrs{Conv: opts}, In: [3]ir.Tensor{xc.on(dev), wc.on(dev)}}, x, w)
 	if bias != nil {
+		if dev.autocast != 0 && bias.DType().IsFloat() {
+			bias = bias.castTo(dev.autocastLow(bias.DType()))
+		}
 		out = out.Add(bias.Reshape(1, cout, 1, 1))
 	}
 	return out

@@ -38,6 +38,7 @@ func normArgs(op string, x *Tensor, normalizedShape []int, p NormParams) (Device
 			dt = PromoteTypes(dt, t.DType())
 		}
 	}
+	dt = dev.autocastWide(dt) // F32 under autocast
 	r, k := x.Rank(), len(normalizedShape)
 	if k == 0 || k > r || !slices.Equal(x.shape()[r-k:], normalizedShape) {
 		fail(op, []string{describe("x", x)}, "normalized shape %v must be the last %d axes of x, at least one", normalizedShape, k)

@@ -13,6 +13,9 @@ func (x *Tensor) reduce(op backend.ReduceOp, axis int, keepDim bool) *Tensor {
 	if x.shape()[a] == 0 && op != backend.ReduceSum && op != backend.ReduceProd {
 		fail(op.String(), []string{describe("x", x)}, "cannot reduce an empty axis %d", axis)
 	}
+	if op == backend.ReduceSum || op == backend.ReduceProd {
+		x = x.widen(x.dev) // F32 under autocast
+	}
 	return x.dev.run(&ir.Op{Kind: ir.KindReduce, Sub: uint8(op), Axis: a, KeepDim: keepDim, In: [3]ir.Tensor{x.t}}, x)
 }
 

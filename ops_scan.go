@@ -20,5 +20,6 @@ func (x *Tensor) CumSum(axis int) *Tensor {
 	if x.DType() == Bool {
 		x = x.castTo(DType(x.dev.opSettings().IntDType))
 	}
+	x = x.widen(x.dev) // F32 under autocast
 	return x.dev.run(&ir.Op{Kind: ir.KindCumSum, Axis: a, In: [3]ir.Tensor{x.t}}, x)
 }

@@ -37,6 +37,15 @@
 //	loss := nn.CrossEntropy(y, labels)
 //	fmt.Print(nn.Summary(model))  // layers, parameter shapes and counts
 //
+// Mixed precision follows PyTorch's autocast: keep the parameters in F32
+// and give the model an input on an autocast device
+// (ember.Device.Autocast), and Linear and Conv2d run their products in
+// BF16 or F16 (their bias cast along, so the output has that dtype) while
+// the losses, BatchNorm, LayerNorm, RMSNorm and GroupNorm compute in F32.
+// ToDType converts a whole module to another float dtype instead
+// (PyTorch's module.double(), module.half()), for training or inference
+// wholly in that precision.
+//
 // The examples are complete programs: ExampleSequential runs a forward
 // pass and prints the summary, ExampleLoad saves a model and loads it into
 // another, ExampleLoadFrom loads a pretrained body under a new head, and

@@ -33,8 +33,10 @@ func NewLinear(in, out int, dev ember.Device) *Linear {
 }
 
 // Forward maps x [..., in] to [..., out] (any number of leading axes,
-// including none). It panics with an *ember.Error when x's last axis is
-// not in.
+// including none). On an autocast device (ember.Device.Autocast) the
+// product runs in the autocast dtype and the bias is cast to it, so the
+// output has that dtype, as PyTorch's autocast linear. It panics with an
+// *ember.Error when x's last axis is not in.
 func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
 	need("linear", []string{"x"}, x)
 	initialized("linear", "NewLinear", l != nil, []string{"weight", "bias"}, l.param(0), l.param(1))
@@ -42,7 +44,14 @@ func (l *Linear) Forward(x *ember.Tensor) *ember.Tensor {
 	if x.Rank() == 0 || x.Dim(-1) != in {
 		fail("linear", x, "input's last axis must have size %d", in)
 	}
-	return x.Matmul(l.Weight.Value.Transpose()).Add(l.Bias.Value)
+	y := x.Matmul(l.Weight.Value.Transpose())
+	b := l.Bias.Value
+	if dt, ok := y.Device().AutocastDType(); ok && y.DType() == dt {
+		// The bias joins the product in its precision, as PyTorch's
+		// autocast runs linear (addmm) in one op.
+		b = b.Cast(dt)
+	}
+	return y.Add(b)
 }
 
 // param returns the weight (0) or bias (1), nil for a nil receiver.

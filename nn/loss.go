@@ -28,7 +28,7 @@ func CrossEntropy(logits, targets *ember.Tensor) *ember.Tensor {
 	if n == 0 {
 		fail("cross_entropy", logits, "needs at least one sample")
 	}
-	picked := logits.LogSoftmax(1).Gather(1, targets.Reshape(n, 1))
+	picked := autocastF32(logits, targets).LogSoftmax(1).Gather(1, targets.Reshape(n, 1))
 	return picked.Sum().MulScalar(-1 / float64(n))
 }
 
@@ -38,7 +38,7 @@ func CrossEntropy(logits, targets *ember.Tensor) *ember.Tensor {
 // shapes do not broadcast or the tensors are empty.
 func MSE(pred, target *ember.Tensor) *ember.Tensor {
 	need("mse", []string{"pred", "target"}, pred, target)
-	d := pred.Sub(target)
+	d := autocastF32(pred, target).Sub(autocastF32(target, pred))
 	if d.NumElements() == 0 {
 		fail("mse", pred, "needs at least one element")
 	}

@@ -256,7 +256,7 @@ func NLL(logProbs, targets *ember.Tensor, o NLLOptions) *ember.Tensor {
 	for _, a := range perm[:len(perm)-1] {
 		outShape = append(outShape, logProbs.Dim(a))
 	}
-	lp := logProbs.Permute(perm...).Reshape(-1, c)
+	lp := autocastF32(logProbs, targets).Permute(perm...).Reshape(-1, c)
 	m := lp.Dim(0)
 	if !targets.DType().IsInt() || !slices.Equal(targets.Shape(), outShape) {
 		fail("nll", targets, "targets must be an integer tensor %v", outShape)
@@ -293,13 +293,33 @@ func NLL(logProbs, targets *ember.Tensor, o NLLOptions) *ember.Tensor {
 	return nil
 }
 
+// autocastF32 returns x cast to F32 when x is F16 or BF16 and x or one of
+// peers lives on an autocast device (ember.Device.Autocast), x otherwise:
+// the losses compute in F32 under autocast, as PyTorch's autocast runs
+// them (its float32 op list).
+func autocastF32(x *ember.Tensor, peers ...*ember.Tensor) *ember.Tensor {
+	if dt := x.DType(); dt != ember.F16 && dt != ember.BF16 {
+		return x
+	}
+	for _, t := range append(peers, x) {
+		if t == nil {
+			continue
+		}
+		if _, ok := t.Device().AutocastDType(); ok {
+			return x.Cast(ember.F32)
+		}
+	}
+	return x
+}
+
 // pair checks a regression loss's operands: float tensors whose shapes
-// broadcast; it returns pred − target.
+// broadcast; it returns pred − target (in F32 under autocast).
 func pair(op string, pred, target *ember.Tensor) *ember.Tensor {
 	need(op, []string{"pred", "target"}, pred, target)
 	if !pred.DType().IsFloat() || !target.DType().IsFloat() {
 		fail(op, pred, "needs float tensors")
 	}
+	pred = autocastF32(pred, target)
 	return pred.Sub(target.Cast(pred.DType()))
 }
 
@@ -376,6 +396,7 @@ func BinaryCrossEntropy(probs, target *ember.Tensor, o BCEOptions) *ember.Tensor
 	if o.PosWeight != nil {
 		fail(op, probs, "pos_weight needs BinaryCrossEntropyWithLogits")
 	}
+	probs = autocastF32(probs, target)
 	y := target.Cast(probs.DType())
 	logP := probs.Log().ClampMin(-100)
 	log1mP := probs.Neg().AddScalar(1).Log().ClampMin(-100)
@@ -400,7 +421,7 @@ func BinaryCrossEntropyWithLogits(logits, target *ember.Tensor, o BCEOptions) *e
 	if !logits.DType().IsFloat() || !target.DType().IsFloat() || !slices.Equal(logits.Shape(), target.Shape()) {
 		fail(op, logits, "logits and target must be float tensors of one shape")
 	}
-	x := logits
+	x := autocastF32(logits, target)
 	y := target.Cast(x.DType())
 	soft := x.Abs().Neg().Exp().Log1p().Add(x.Neg().ClampMin(0)) // log(1 + exp(−x)), stable
 	coef := ember.OnesLike(y)
@@ -428,6 +449,7 @@ func KLDiv(input, target *ember.Tensor, logTarget bool, r Reduction) *ember.Tens
 	if !input.DType().IsFloat() || !target.DType().IsFloat() || !slices.Equal(input.Shape(), target.Shape()) {
 		fail(op, input, "input and target must be float tensors of one shape")
 	}
+	input = autocastF32(input, target)
 	t := target.Cast(input.DType())
 	var l *ember.Tensor
 	if logTarget {
@@ -469,6 +491,7 @@ func CosineEmbedding(x1, x2, y *ember.Tensor, margin float64, r Reduction) *embe
 		fail(op, y, "y must have shape [%d]", x1.Dim(0))
 	}
 	const eps = 1e-12
+	x1 = autocastF32(x1, x2, y)
 	x2c := x2.Cast(x1.DType())
 	dot := x1.Mul(x2c).SumAxis(1, false)
 	n1 := x1.Mul(x1).SumAxis(1, false).AddScalar(eps)

@@ -81,6 +81,7 @@ func (b *BatchNorm) Forward(x *ember.Tensor) *ember.Tensor {
 	if x.Rank() < 2 || x.Dim(1) != channels {
 		fail("batch_norm", x, "input must be [N, %d, ...]", channels)
 	}
+	x = autocastF32(x) // normalization runs in F32 under autocast
 	axes := make([]int, 0, x.Rank()-1)
 	bshape := make([]int, x.Rank()) // [1, C, 1, ...] for broadcasting per-channel values
 	for i := range x.Rank() {

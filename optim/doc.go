@@ -43,14 +43,18 @@
 // pure function of the step, so the step number is its whole state.
 //
 // ClipGradNorm and ClipGradValue rewrite the gradients between Backward
-// and Step, as PyTorch's torch.nn.utils.clip_grad_norm_ and
-// clip_grad_value_ do; GradNorm measures them without clipping.
+// and Step (through ember.Gradients.Set), as PyTorch's
+// torch.nn.utils.clip_grad_norm_ and clip_grad_value_ do; GradNorm
+// measures them without clipping. With a GradScaler, clip after
+// GradScaler.Unscale and before GradScaler.Step, as PyTorch does.
 //
 // Adam, AdamW and SGD are Stateful: StateDict returns their whole state
 // (learning rate, configuration, per-parameter step counts, moments and
 // momentum buffers) as plain data keyed by parameter name, and
 // LoadStateDict puts it back, refusing with ErrStateMismatch a state of
-// another optimizer or model. Package train stores it in its checkpoints.
+// another optimizer or model. A GradScaler's StateDict and LoadStateDict
+// do the same for its scale and count of finite steps. Package train
+// stores both in its checkpoints.
 //
 // Adam, AdamW and SGD are Capturable: a training step that ends in their
 // StepWith can be captured once on an autodiff capture device
@@ -60,5 +64,16 @@
 // tensors. On devices without a fused optimizer kernel StepWith's results
 // equal Step's bit for bit.
 //
-// Optimizers are not safe for concurrent use.
+// Mixed precision: with the model's parameters in F32 and its input on an
+// autocast device (ember.Device.Autocast), the forward and backward passes
+// run in BF16 or F16 while every optimizer here updates the F32
+// parameters, the master weights of Micikevicius et al.'s "Mixed
+// Precision Training" (ICLR 2018), as PyTorch's AMP and NVIDIA Apex's O2
+// level keep them. F16 adds dynamic loss scaling with a GradScaler
+// (PyTorch's torch.amp.GradScaler): Scale the loss before Backward, Step
+// through the scaler (it unscales the gradients and skips steps whose
+// gradients overflowed), then Update its scale; ExampleGradScaler is a
+// complete program.
+//
+// Optimizers and GradScalers are not safe for concurrent use.
 package optim

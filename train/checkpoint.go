@@ -17,6 +17,7 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/nn"
+	"github.com/emberml/ember/optim"
 )
 
 // The checkpoint file format. A checkpoint is one safetensors file
@@ -36,6 +37,7 @@ import (
 //	state           the training progress, State as JSON
 //	optimizer       {"name":"adam","hyper":{"lr":0.001,...},"steps":{"0.weight":300,...}}
 //	rng             the device generator's state (Device.RNGState), base64; absent when the device could not report it
+//	grad_scaler     the loss scaler's progress, {"scale":32768,"growth_tracker":117}; absent without one
 //	config          the run's configuration as JSON (what must agree on resume)
 //
 // and any caller metadata under other keys.
@@ -55,7 +57,7 @@ const (
 )
 
 // reservedKeys are the metadata keys of the format.
-var reservedKeys = []string{"format", "format_version", "state", "optimizer", "rng", "config"}
+var reservedKeys = []string{"format", "format_version", "state", "optimizer", "rng", "grad_scaler", "config"}
 
 // ErrInvalidCheckpoint is wrapped by the errors of ReadCheckpoint and
 // LoadCheckpoint about a file that is not a checkpoint this package can
@@ -66,14 +68,16 @@ var ErrInvalidCheckpoint = errors.New("invalid checkpoint")
 
 // ErrCheckpointMismatch is wrapped by the errors of resuming from a
 // checkpoint that belongs to another model (it also wraps nn.ErrMismatch),
-// another optimizer or configuration (optim.ErrStateMismatch), or another
-// run's settings (batch size, seed, schedule, ...).
+// another optimizer or configuration (optim.ErrStateMismatch), a run with
+// a loss scaler when this one has none or the reverse, or another run's
+// settings (batch size, seed, schedule, precision, ...).
 var ErrCheckpointMismatch = errors.New("checkpoint does not match the run")
 
 // Checkpoint is everything a training run needs to continue bit for bit:
-// the model's parameters and buffers, the optimizer's state, the progress
-// (epoch, step, the position inside the epoch), the device's random
-// generator and the settings the run must keep. It is plain data;
+// the model's parameters and buffers, the optimizer's state, the loss
+// scaler's state (F16 mixed precision), the progress (epoch, step, the
+// position inside the epoch), the device's random generator and the
+// settings the run must keep. It is plain data;
 // Trainer.SaveCheckpoint and Config.Checkpoint make one, and
 // Trainer.LoadCheckpoint and Config.Resume continue from one.
 type Checkpoint struct {
@@ -90,13 +94,16 @@ type Checkpoint struct {
 	// RNG is the device's random generator state (Device.RNGState), nil
 	// when the device could not report it.
 	RNG []byte
+	// GradScaler is the loss scaler's progress
+	// (optim.GradScaler.StateDict), nil for a run without one.
+	GradScaler *optim.GradScalerState
 	// Config is the run's configuration as a JSON object: what a resumed
 	// run must agree with (its batch size, seed, schedule, ...). Its keys
 	// belong to the writer (Run and Trainer write different ones).
 	Config json.RawMessage
 	// Metadata holds the caller's own strings; the format's keys
-	// (format, format_version, state, optimizer, rng, config) are
-	// reserved.
+	// (format, format_version, state, optimizer, rng, grad_scaler,
+	// config) are reserved.
 	Metadata map[string]string
 }
 
@@ -119,9 +126,9 @@ type OptimizerCheckpoint struct {
 // WriteCheckpoint writes c to w in the checkpoint format (see the
 // constants' comment). Errors: a model tensor named like the optimizer's
 // or best epoch's tensors, a parameter name containing "/" at its end, a
-// reserved metadata key in c.Metadata, a non-finite number in c.State or
-// the optimizer's hyperparameters, Config that is not a JSON object, and
-// w's errors.
+// reserved metadata key in c.Metadata, a non-finite number in c.State,
+// the optimizer's hyperparameters or c.GradScaler, Config that is not a
+// JSON object, and w's errors.
 func WriteCheckpoint(w io.Writer, c *Checkpoint) error {
 	if c == nil {
 		return errors.New("train: WriteCheckpoint: nil checkpoint")
@@ -181,6 +188,13 @@ func WriteCheckpoint(w io.Writer, c *Checkpoint) error {
 	if c.RNG != nil {
 		meta["rng"] = base64.StdEncoding.EncodeToString(c.RNG)
 	}
+	if c.GradScaler != nil {
+		gs, err := json.Marshal(c.GradScaler)
+		if err != nil {
+			return fmt.Errorf("train: WriteCheckpoint: grad_scaler: %w", err)
+		}
+		meta["grad_scaler"] = string(gs)
+	}
 	if err := nn.WriteSafetensors(w, tensors, meta); err != nil {
 		return fmt.Errorf("train: WriteCheckpoint: %w", err)
 	}
@@ -198,8 +212,9 @@ func isJSONObject(raw []byte) bool {
 // apply) whose metadata has format "ember.checkpoint", a version at most
 // CheckpointVersion, a state and an optimizer entry that decode into
 // State and OptimizerCheckpoint without unknown fields, negative counts or
-// duplicate keys, base64 rng, a JSON object as config, and optimizer
-// tensors only for parameters with a step count. Errors wrap
+// duplicate keys, base64 rng, a grad_scaler entry (when present) with a
+// finite scale > 0 and a growth tracker >= 0, a JSON object as config,
+// and optimizer tensors only for parameters with a step count. Errors wrap
 // ErrInvalidCheckpoint, or are r's read errors.
 func ReadCheckpoint(r io.Reader) (*Checkpoint, error) {
 	tensors, meta, err := nn.ReadSafetensors(r)
@@ -252,6 +267,15 @@ func ReadCheckpoint(r io.Reader) (*Checkpoint, error) {
 		}
 		if c.RNG == nil {
 			c.RNG = []byte{}
+		}
+	}
+	if raw, ok := meta["grad_scaler"]; ok {
+		c.GradScaler = &optim.GradScalerState{}
+		if err := strictJSON(raw, c.GradScaler); err != nil {
+			return nil, bad("grad_scaler: %v", err)
+		}
+		if gs := c.GradScaler; !(gs.Scale > 0) || !finite(gs.Scale) || gs.GrowthTracker < 0 {
+			return nil, bad("grad_scaler: scale %v and growth tracker %d, want a finite scale > 0 and a tracker >= 0", gs.Scale, gs.GrowthTracker)
 		}
 	}
 	cfg, ok := meta["config"]

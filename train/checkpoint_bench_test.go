@@ -18,17 +18,17 @@ func BenchmarkCheckpointMLP(bb *testing.B) {
 	cfg, _ := Config{}.withDefaults()
 	opt := newOptimizer(cfg, model)
 	b := syntheticBatch(64)
-	step(model, opt, b, adev)
+	step(model, opt, nil, b, adev)
 	st := State{Epoch: 1, Step: 1, EpochStep: 1}
 	var buf bytes.Buffer
 	bb.Run("capture", func(bb *testing.B) {
 		for bb.Loop() {
-			if _, err := capture(model, opt, st, adev, []byte("{}"), nil); err != nil {
+			if _, err := capture(model, opt, nil, st, adev, []byte("{}"), nil); err != nil {
 				bb.Fatal(err)
 			}
 		}
 	})
-	c, err := capture(model, opt, st, adev, []byte("{}"), nil)
+	c, err := capture(model, opt, nil, st, adev, []byte("{}"), nil)
 	if err != nil {
 		bb.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func BenchmarkCheckpointMLP(bb *testing.B) {
 			if err != nil {
 				bb.Fatal(err)
 			}
-			if _, _, err := c.restore(other, otherOpt, adev); err != nil {
+			if _, _, err := c.restore(other, otherOpt, nil, adev); err != nil {
 				bb.Fatal(err)
 			}
 		}
@@ -58,7 +58,7 @@ func BenchmarkCheckpointMLP(bb *testing.B) {
 	})
 	bb.Run("train-step", func(bb *testing.B) {
 		for bb.Loop() {
-			step(model, opt, b, adev)
+			step(model, opt, nil, b, adev)
 		}
 	})
 }

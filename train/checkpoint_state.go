@@ -13,9 +13,10 @@ import (
 )
 
 // capture makes a checkpoint of model, opt (which must be
-// optim.Stateful), st, the random state of dev and config; best, when
-// non-nil, holds the best epoch's values in nn.StateDict order.
-func capture(model nn.Module, opt optim.Optimizer, st State, dev ember.Device, config json.RawMessage, best []*ember.Tensor) (*Checkpoint, error) {
+// optim.Stateful), the loss scaler scaler (nil for none), st, the random
+// state of dev and config; best, when non-nil, holds the best epoch's
+// values in nn.StateDict order.
+func capture(model nn.Module, opt optim.Optimizer, scaler *optim.GradScaler, st State, dev ember.Device, config json.RawMessage, best []*ember.Tensor) (*Checkpoint, error) {
 	so, ok := opt.(optim.Stateful)
 	if !ok {
 		return nil, fmt.Errorf("train: checkpoint: the optimizer %T cannot save its state (it does not implement optim.Stateful)", opt)
@@ -25,6 +26,10 @@ func capture(model nn.Module, opt optim.Optimizer, st State, dev ember.Device, c
 		return nil, fmt.Errorf("train: checkpoint: %w", err)
 	}
 	c := &Checkpoint{Model: make(map[string]*ember.TensorData, len(all)), State: st, Config: config}
+	if scaler != nil {
+		gs := scaler.StateDict()
+		c.GradScaler = &gs
+	}
 	read := func(what string, t *ember.Tensor) (*ember.TensorData, error) {
 		d, err := t.ToData()
 		if err != nil {
@@ -76,12 +81,14 @@ func capture(model nn.Module, opt optim.Optimizer, st State, dev ember.Device, c
 }
 
 // restore puts c's parameters and buffers into model, its optimizer state
-// into opt and its random state into dev, changing nothing when it
-// returns an error (wrapping ErrCheckpointMismatch for a checkpoint of
-// another model or optimizer). It returns c's best-epoch values in
+// into opt, its loss scaler's state into scaler (nil for a run without
+// one) and its random state into dev, changing nothing when it returns an
+// error (wrapping ErrCheckpointMismatch for a checkpoint of another model
+// or optimizer, or one with a loss scaler's state when scaler is nil or
+// the reverse). It returns c's best-epoch values in
 // nn.StateDict order (nil when c has none), and a note when the random
 // state could not be restored (another kind of device).
-func (c *Checkpoint) restore(model nn.Module, opt optim.Optimizer, dev ember.Device) (best []*ember.Tensor, note string, err error) {
+func (c *Checkpoint) restore(model nn.Module, opt optim.Optimizer, scaler *optim.GradScaler, dev ember.Device) (best []*ember.Tensor, note string, err error) {
 	so, ok := opt.(optim.Stateful)
 	if !ok {
 		return nil, "", fmt.Errorf("train: resume: the optimizer %T cannot load a state (it does not implement optim.Stateful)", opt)
@@ -91,6 +98,12 @@ func (c *Checkpoint) restore(model nn.Module, opt optim.Optimizer, dev ember.Dev
 		return nil, "", fmt.Errorf("train: resume: %w", err)
 	}
 	mismatch := func(err error) error { return fmt.Errorf("train: resume: %w: %w", ErrCheckpointMismatch, err) }
+	switch {
+	case c.GradScaler != nil && scaler == nil:
+		return nil, "", mismatch(errors.New("the checkpoint holds a loss scaler's state (F16 mixed precision), this run has no loss scaler"))
+	case c.GradScaler == nil && scaler != nil:
+		return nil, "", mismatch(errors.New("the checkpoint holds no loss scaler's state, this run scales its loss (F16 mixed precision)"))
+	}
 	// Every tensor is made on the inner device of the parameter it
 	// belongs to before anything changes.
 	devOf := make(map[string]ember.Device, len(all))
@@ -149,11 +162,24 @@ func (c *Checkpoint) restore(model nn.Module, opt optim.Optimizer, dev ember.Dev
 	if err != nil {
 		return nil, "", fmt.Errorf("train: resume: %w", err)
 	}
+	var oldScaler optim.GradScalerState
+	if scaler != nil {
+		oldScaler = scaler.StateDict()
+		if err := scaler.LoadStateDict(*c.GradScaler); err != nil {
+			return nil, "", mismatch(err)
+		}
+	}
 	if err := so.LoadStateDict(sd); err != nil {
+		if scaler != nil {
+			_ = scaler.LoadStateDict(oldScaler) // the scaler's own: it fits
+		}
 		return nil, "", mismatch(err)
 	}
 	if _, err := nn.LoadStateDict(model, tensors, nn.LoadOptions{}); err != nil {
 		_ = so.LoadStateDict(old) // it was the optimizer's own: it fits
+		if scaler != nil {
+			_ = scaler.LoadStateDict(oldScaler)
+		}
 		return nil, "", mismatch(err)
 	}
 	if c.RNG != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/nn"
+	"github.com/emberml/ember/optim"
 )
 
 // f32Data returns float32 values as tensor data of the given shape.
@@ -40,11 +41,13 @@ func sampleCheckpoint() *Checkpoint {
 				"0.bias":   {"exp_avg": f32Data([]int{2}, 5, 6), "exp_avg_sq": f32Data([]int{2}, 7, 8)},
 			},
 		},
-		Best:     map[string]*ember.TensorData{"0.weight": f32Data([]int{2, 2}, 9, 9, 9, 9), "0.bias": f32Data([]int{2}, 8, 8)},
-		State:    State{Epoch: 7, Step: 300, BestEpoch: 6, Best: 0.125, Wait: 1, EpochStep: 20, EpochLossSum: 31.5, EpochExamples: 160, FirstLoss: 2.3},
-		RNG:      []byte("pcg:0123456789abcdef"),
-		Config:   json.RawMessage(`{"batch":8,"seed":3}`),
-		Metadata: map[string]string{"note": "after 300 steps"},
+		Best: map[string]*ember.TensorData{"0.weight": f32Data([]int{2, 2}, 9, 9, 9, 9), "0.bias": f32Data([]int{2}, 8, 8)},
+		State: State{Epoch: 7, Step: 300, BestEpoch: 6, Best: 0.125, Wait: 1, EpochStep: 20, EpochLossSum: 31.5, EpochExamples: 160, FirstLoss: 2.3,
+			ConsecutiveSkipped: 2, EpochSkipped: 3},
+		RNG:        []byte("pcg:0123456789abcdef"),
+		GradScaler: &optim.GradScalerState{Scale: 32768, GrowthTracker: 117},
+		Config:     json.RawMessage(`{"batch":8,"seed":3}`),
+		Metadata:   map[string]string{"note": "after 300 steps"},
 	}
 }
 
@@ -77,7 +80,8 @@ func equalCheckpoints(a, b *Checkpoint) bool {
 	json.Unmarshal(b.Config, &cb)
 	return a.Optimizer.Name == b.Optimizer.Name && maps.Equal(a.Optimizer.Hyper, b.Optimizer.Hyper) &&
 		maps.Equal(a.Optimizer.Steps, b.Optimizer.Steps) && a.State == b.State && bytes.Equal(a.RNG, b.RNG) &&
-		(a.RNG == nil) == (b.RNG == nil) && reflect.DeepEqual(ca, cb) && maps.Equal(a.Metadata, b.Metadata)
+		(a.RNG == nil) == (b.RNG == nil) && reflect.DeepEqual(ca, cb) && maps.Equal(a.Metadata, b.Metadata) &&
+		reflect.DeepEqual(a.GradScaler, b.GradScaler)
 }
 
 func TestCheckpointRoundTrip(t *testing.T) {
@@ -96,8 +100,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil || len(res.MissingKeys) != 0 || len(res.UnexpectedKeys) != 6 || res.Metadata["format"] != CheckpointFormat {
 		t.Fatalf("non-strict nn load of a checkpoint: %+v, %v", res, err)
 	}
-	// Without RNG, best values and metadata.
-	c.RNG, c.Best, c.Metadata, c.Config = nil, nil, nil, nil
+	// Without RNG, loss scaler, best values and metadata.
+	c.RNG, c.GradScaler, c.Best, c.Metadata, c.Config = nil, nil, nil, nil, nil
 	got, err = ReadCheckpoint(bytes.NewReader(encode(t, c)))
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +158,19 @@ func TestReadCheckpointErrors(t *testing.T) {
 		}, "optimizer/<parameter>/<name>"},
 		{"rng", func(m map[string]string, _ map[string]*ember.TensorData) { m["rng"] = "not base64!" }, "rng"},
 		{"config", func(m map[string]string, _ map[string]*ember.TensorData) { m["config"] = `[1,2]` }, "config"},
+		{"skipped steps", func(m map[string]string, _ map[string]*ember.TensorData) {
+			m["state"] = `{"step":3,"epoch_step":2,"epoch_skipped":3}`
+		}, "more skipped steps"},
+		{"grad_scaler text", func(m map[string]string, _ map[string]*ember.TensorData) { m["grad_scaler"] = "1024" }, "grad_scaler"},
+		{"grad_scaler field", func(m map[string]string, _ map[string]*ember.TensorData) {
+			m["grad_scaler"] = `{"scale":1024,"growth":1}`
+		}, "growth"},
+		{"grad_scaler scale", func(m map[string]string, _ map[string]*ember.TensorData) {
+			m["grad_scaler"] = `{"scale":0,"growth_tracker":1}`
+		}, "finite scale > 0"},
+		{"grad_scaler tracker", func(m map[string]string, _ map[string]*ember.TensorData) {
+			m["grad_scaler"] = `{"scale":2,"growth_tracker":-1}`
+		}, "tracker >= 0"},
 	}
 	for _, c := range cases {
 		_, err := ReadCheckpoint(bytes.NewReader(rewrite(t, c.edit)))
@@ -176,6 +193,8 @@ func TestWriteCheckpointErrors(t *testing.T) {
 		"tensor name":       func(c *Checkpoint) { c.Optimizer.Tensors["0.bias"]["a/b"] = f32Data([]int{1}, 1) },
 		"config":            func(c *Checkpoint) { c.Config = json.RawMessage(`"text"`) },
 		"non-finite state":  func(c *Checkpoint) { c.State.EpochLossSum = math.Inf(1) },
+		"non-finite scale":  func(c *Checkpoint) { c.GradScaler.Scale = math.NaN() },
+		"reserved scaler":   func(c *Checkpoint) { c.Metadata["grad_scaler"] = "{}" },
 	} {
 		c := sampleCheckpoint()
 		edit(c)
@@ -194,7 +213,7 @@ func TestWriteCheckpointErrors(t *testing.T) {
 func FuzzReadCheckpoint(f *testing.F) {
 	f.Add(encode(f, sampleCheckpoint()))
 	minimal := sampleCheckpoint()
-	minimal.RNG, minimal.Best, minimal.Metadata = nil, nil, nil
+	minimal.RNG, minimal.Best, minimal.Metadata, minimal.GradScaler = nil, nil, nil, nil
 	minimal.Optimizer = OptimizerCheckpoint{Name: "sgd", Hyper: map[string]float64{"lr": 0.01}}
 	f.Add(encode(f, minimal))
 	f.Add(rewrite(f, func(m map[string]string, _ map[string]*ember.TensorData) { m["format_version"] = "2" }))

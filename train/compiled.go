@@ -39,9 +39,12 @@ type compiledStep struct {
 // newCompiledStep captures the training step of model with opt for
 // batches of size batch on a capture device, its gradients clipped by
 // clipNorm and clipValue (when > 0; see clipGrads), and compiles it for
-// adev's hardware. opt must have taken a step already (its state
-// exists). The model's and the optimizer's tensors are left as they were.
-func newCompiledStep(model nn.Module, opt optim.Optimizer, adev ember.Device, batch int, clipNorm, clipValue float64) (_ *compiledStep, err error) {
+// fdev's hardware. fdev is the device batches are made on: the model's
+// autodiff device, with autocast in mixed precision (the casts are
+// captured). opt must have taken a step already (its state exists). The
+// model's and the optimizer's tensors are left as they were.
+func newCompiledStep(model nn.Module, opt optim.Optimizer, fdev ember.Device, batch int, clipNorm, clipValue float64) (_ *compiledStep, err error) {
+	adev := fdev.WithoutAutocast()
 	copt, ok := opt.(optim.Capturable)
 	if !ok {
 		return nil, fmt.Errorf("train: --compile needs an optimizer whose update can be captured (adam, adamw or sgd), not %T", opt)
@@ -94,8 +97,12 @@ func newCompiledStep(model nn.Module, opt optim.Optimizer, adev ember.Device, ba
 	if err != nil {
 		return nil, fmt.Errorf("train: --compile: %w", err)
 	}
-	x := ember.FromFloats(make([]float32, batch*imagePixels), []int{batch, imageChannels, imageSize, imageSize}, cdev)
-	y := ember.FromInts(make([]int, batch), []int{batch}, cdev)
+	xdev := cdev
+	if dt, ok := fdev.AutocastDType(); ok {
+		xdev = cdev.Autocast(dt)
+	}
+	x := ember.FromFloats(make([]float32, batch*imagePixels), []int{batch, imageChannels, imageSize, imageSize}, xdev)
+	y := ember.FromInts(make([]int, batch), []int{batch}, xdev)
 	s := float64Tensor(make([]float64, len(copt.NextScalarsPeek())), cdev)
 	ins = append(ins, x.ID(), y.ID(), s.ID())
 	g, err := cdev.CaptureScope(func(sc *ember.CaptureScope) ember.CompletedCaptureScope {

@@ -39,10 +39,10 @@ func BenchmarkTrainStep(bb *testing.B) {
 			model, _ := NewModel(name, adev)
 			cfg, _ := Config{Model: name}.withDefaults()
 			opt := newOptimizer(cfg, model)
-			step(model, opt, b, adev)
+			step(model, opt, nil, b, adev)
 			bb.Run(prefix+"/eager", func(bb *testing.B) {
 				for bb.Loop() {
-					step(model, opt, b, adev)
+					step(model, opt, nil, b, adev)
 				}
 			})
 			bb.Run(prefix+"/capture-compile-first-two-runs", func(bb *testing.B) {

@@ -87,6 +87,8 @@ type Config struct {
 	Optimizer string
 	// Device runs the model; the zero Device means ember.DefaultDevice().
 	// Run enables autodiff on it (an autodiff device is accepted as is).
+	// An autocast device (ember.Device.Autocast, "cpu+autocast:bf16")
+	// asks for that mixed precision: DType must then be 0 or its dtype.
 	Device ember.Device
 	// Seed seeds the device's random generator (parameter
 	// initialization) and the shuffle order of the training batches.
@@ -174,15 +176,18 @@ type Config struct {
 	ClipValue float64
 	// DivergenceFactor: a step whose loss exceeds DivergenceFactor times
 	// the run's first loss ends the run with an error wrapping
-	// ErrDiverged that names the step; 0 means DefaultDivergenceFactor,
-	// a negative value turns this check off. A NaN or infinite loss
-	// always ends the run that way. Otherwise it must be > 1.
+	// ErrDiverged (a *DivergedError) that names the step; 0 means
+	// DefaultDivergenceFactor, a negative value turns this check off. A
+	// NaN or infinite loss always ends the run that way, as do
+	// MaxSkippedSteps consecutive steps skipped by an F16 run's loss
+	// scaler. Otherwise it must be > 1.
 	DivergenceFactor float64
 	// JSONSteps adds one JSON record per optimizer step (see
 	// StepRecord) to the report, and implies JSON.
 	JSONSteps bool
 	// Checkpoint, when non-empty, is the file a checkpoint (see
-	// Checkpoint: parameters, optimizer state, progress, random state)
+	// Checkpoint: parameters, optimizer state, an F16 run's loss scale,
+	// progress, random state)
 	// is written to after every epoch, every CheckpointEvery steps, and
 	// when the run is interrupted (ctx done); Resume continues from it.
 	// A run that diverges leaves the last checkpoint as it was.
@@ -194,13 +199,34 @@ type Config struct {
 	// (Config.Checkpoint) to continue from: the run starts at the
 	// checkpoint's epoch and step with its parameters, optimizer state
 	// and random state, and takes exactly the steps the uninterrupted run
-	// would have taken, bit for bit on the same device. The settings
+	// would have taken, bit for bit on the same device (an F16 run's
+	// loss scale and its count of finite steps included). The settings
 	// that shape those steps (RunSettings: model, optimizer, LR, batch,
-	// seed, schedule, clipping, the training set's size) must equal the
-	// checkpoint's, or Run returns an error wrapping
-	// ErrCheckpointMismatch that names the first difference; Epochs may
+	// seed, schedule, clipping, DType and loss scaling, the training
+	// set's size) must equal the checkpoint's, or Run returns an error
+	// wrapping ErrCheckpointMismatch that names the first difference:
+	// a run continues in the precision it was trained in. Epochs may
 	// grow (except under "cosine" and "linear", whose length it sets).
 	Resume string
+	// DType is the training precision; 0 means ember.F32. With ember.F64
+	// the parameters (nn.ToDType), activations, gradients and optimizer
+	// state are all float64. With ember.BF16 or ember.F16 training is in
+	// mixed precision: the parameters stay in F32 (master weights, which
+	// the optimizer updates), the forward and backward passes run on the
+	// autocast device Device.Autocast(DType) (matmul and convolutions in
+	// 16 bits, reductions, softmax, norms and the loss in F32), and the
+	// test accuracy is measured the same way. F16 adds dynamic loss
+	// scaling (optim.GradScaler, configured by LossScale): steps whose
+	// gradients overflow are skipped, and ClipNorm and ClipValue apply to
+	// the unscaled gradients. Other dtypes are an error, as is
+	// F16 with Compile (the loss scaler decides on the host whether to
+	// step).
+	DType ember.DType
+	// LossScale configures the dynamic loss scaling of an F16 run; zero
+	// fields take PyTorch's defaults (initial scale 2^16, doubled after
+	// 2000 steps with finite gradients, halved after a step without).
+	// Setting it for another DType is an error.
+	LossScale optim.GradScalerConfig
 }
 
 // withDefaults returns c with zero fields filled in, or an error naming the
@@ -235,6 +261,25 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Batch < 0 {
 		return c, fmt.Errorf("train: batch size %d, want >= 1", c.Batch)
+	}
+	switch c.DType {
+	case 0:
+		c.DType = ember.F32
+	case ember.F32, ember.F64, ember.BF16:
+	case ember.F16:
+		if c.Compile {
+			return c, fmt.Errorf("train: Compile does not support DType f16: its dynamic loss scaling decides on the host whether each step is taken (bf16 and f64 compile)")
+		}
+	default:
+		return c, fmt.Errorf("train: dtype %v, want f32, f64, bf16 or f16", c.DType)
+	}
+	if c.LossScale != (optim.GradScalerConfig{}) && c.DType != ember.F16 {
+		return c, fmt.Errorf("train: LossScale is set, but loss scaling is for DType f16 (this run is %v)", c.DType)
+	}
+	if c.DType == ember.F16 {
+		if err := ember.Try(func() { optim.NewGradScaler(nil, c.LossScale) }); err != nil {
+			return c, fmt.Errorf("train: LossScale: %w", err)
+		}
 	}
 	if c.Limit < 0 || c.TestLimit < 0 {
 		return c, fmt.Errorf("train: limits %d and %d, want >= 0 (0 = all examples)", c.Limit, c.TestLimit)

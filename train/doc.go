@@ -40,6 +40,13 @@
 // per-step loss sequence; a Trainer given the same model, optimizer,
 // batch size and seed takes exactly the same steps.
 //
+// Precision: Config.DType trains the MNIST job in F32 (the default), F64,
+// or BF16 or F16 mixed precision (F32 master weights, the batches on an
+// autocast device, F16 with dynamic loss scaling by an optim.GradScaler).
+// A Trainer trains in mixed precision when its Device is an autocast
+// device (ember.Device.Autocast), with a GradScaler for F16; gradient
+// clipping then applies to the unscaled gradients.
+//
 // Run's reports go to Config.Out, either as human-readable lines or, with
 // Config.JSON, as JSON records, one per line: first the whole
 // configuration (ConfigRecord), then one per epoch (EpochStats) and, with
@@ -57,24 +64,28 @@
 // learning-rate schedules with warm-up (Config.Schedule and Warmup, or
 // any optim.Schedule as Trainer.Schedule), gradient clipping by norm and
 // by value (optim.ClipGradNorm, optim.ClipGradValue), and divergence
-// detection: a NaN or infinite loss, or one DivergenceFactor times the
-// first, ends training with a DivergedError (ErrDiverged) naming the step
-// instead of continuing silently.
+// detection: a NaN or infinite loss, one DivergenceFactor times the first,
+// or MaxSkippedSteps consecutive steps skipped by a loss scaler ends
+// training with a *DivergedError (wrapping ErrDiverged) naming the step,
+// the epoch and the precision instead of continuing silently.
 //
 // Checkpoints. A Checkpoint holds everything needed to continue training
 // bit for bit: the model's parameters and buffers, the optimizer's state
-// (optim.StateDict: moments, step counts, learning rate), the progress
+// (optim.StateDict: moments, step counts, learning rate), the loss
+// scaler's state of F16 mixed precision (optim.GradScaler.StateDict: the
+// scale and the count of finite steps since it changed), the progress
 // (epoch, step, the batch inside the epoch and the epoch's running loss),
 // the device's random generator state (ember.Device.RNGState; the data
 // loader's shuffle order is a function of the seed and the epoch), and the
-// settings the continuation must share. It is stored as a safetensors
+// settings the continuation must share (the precision among them: a run
+// continues only in the dtype it was trained in). It is stored as a safetensors
 // file whose metadata is versioned (CheckpointFormat, CheckpointVersion;
 // WriteCheckpoint, ReadCheckpoint, SaveCheckpoint, LoadCheckpoint). Run
 // writes one with Config.Checkpoint (after every epoch, every
 // CheckpointEvery steps and when interrupted) and continues one with
 // Config.Resume; a Trainer makes one with Checkpoint (or CheckpointPath)
 // and continues one with Resume. A checkpoint of another model,
-// optimizer or configuration is refused with ErrCheckpointMismatch
-// naming the difference. ExampleTrainer_Resume interrupts a run in the
+// optimizer, precision or configuration is refused with
+// ErrCheckpointMismatch naming the difference. ExampleTrainer_Resume interrupts a run in the
 // middle of an epoch and resumes it.
 package train

@@ -14,7 +14,8 @@ import (
 // class, as ember's Argmax) equals the label. Examples must have 784 F32
 // feature values and one I64 label (as data.MNISTDataset); they are fed
 // in order as batches [batch, 1, 28, 28] created on
-// dev, the device of the model's parameters, and the model must return
+// dev, the device of the model's parameters (or that device with
+// autocast, to evaluate in mixed precision), and the model must return
 // logits [batch, C]. The model is put in evaluation mode
 // (nn.SetTraining(model, false)) and left there, and the forward passes run
 // under ember.NoGrad, so nothing is recorded for backward (NoGrad covers

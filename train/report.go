@@ -50,7 +50,8 @@ type ConfigRecord struct {
 	// Record is "config".
 	Record string `json:"record"`
 	RunSettings
-	// Device is the autodiff device trained on, e.g. "cpu+autodiff".
+	// Device is the autodiff device trained on, e.g. "cpu+autodiff"
+	// ("cpu+autodiff+autocast:bf16" in mixed precision).
 	Device string `json:"device"`
 	// Params is the model's number of trainable parameters.
 	Params int `json:"params"`
@@ -92,16 +93,23 @@ func (r *reporter) start(cfg Config, h runHeader) {
 		r.record(rec)
 		return
 	}
+	var precision string
+	switch cfg.DType {
+	case ember.F64:
+		precision = ", in f64"
+	case ember.BF16, ember.F16:
+		precision = fmt.Sprintf(", mixed precision (%v compute, f32 master weights)", cfg.DType)
+	}
 	if cfg.EvalOnly {
-		fmt.Fprintf(r.out, "evaluating %s (%d parameters) on %v: %d test examples\n", cfg.Model, h.params, h.device, h.testN)
+		fmt.Fprintf(r.out, "evaluating %s (%d parameters) on %v: %d test examples%s\n", cfg.Model, h.params, h.device, h.testN, precision)
 		return
 	}
 	epochs := "epochs"
 	if cfg.Epochs == 1 {
 		epochs = "epoch"
 	}
-	fmt.Fprintf(r.out, "training %s (%d parameters) on %v: %d %s, batch %d, %s lr %g, %d train / %d test examples\n",
-		cfg.Model, h.params, h.device, cfg.Epochs, epochs, cfg.Batch, cfg.Optimizer, cfg.LR, h.trainN, h.testN)
+	fmt.Fprintf(r.out, "training %s (%d parameters) on %v: %d %s, batch %d, %s lr %g, %d train / %d test examples%s\n",
+		cfg.Model, h.params, h.device, cfg.Epochs, epochs, cfg.Batch, cfg.Optimizer, cfg.LR, h.trainN, h.testN, precision)
 	var extra []string
 	s := h.settings
 	switch s.Schedule {
@@ -120,6 +128,9 @@ func (r *reporter) start(cfg Config, h runHeader) {
 	}
 	if s.ClipNorm > 0 {
 		extra = append(extra, fmt.Sprintf("gradient norm clipped to %g", s.ClipNorm))
+	}
+	if s.InitScale > 0 {
+		extra = append(extra, fmt.Sprintf("dynamic loss scaling from %g (×%g after %d finite steps, ×%g on overflow)", s.InitScale, s.GrowthFactor, s.GrowthInterval, s.BackoffFactor))
 	}
 	if len(extra) > 0 {
 		fmt.Fprintln(r.out, strings.Join(extra, ", "))
@@ -155,34 +166,45 @@ func (r *reporter) record(v any) {
 //
 //	{"record":"step","step":12,"epoch":1,"batch":12,"loss":0.5123,"lr":0.001}
 //
-// with "grad_norm" added under Config.ClipNorm (on eager steps).
+// with "grad_norm" added under Config.ClipNorm (on eager steps), and
+// "loss_scale" (and "skipped": true for a step whose gradients
+// overflowed) in an F16 run.
 type StepRecord struct {
 	// Step counts from 1 over the whole run; Epoch from 1; Batch from 1
 	// within the epoch.
 	Step, Epoch, Batch int
 	// Loss is the step's mean loss, LR the learning rate it used.
 	Loss, LR float64
-	// GradNorm is the gradients' total L2 norm before clipping, nil when
-	// not measured.
+	// GradNorm is the gradients' total L2 norm before clipping (unscaled
+	// in an F16 run), nil when not measured.
 	GradNorm *float64
+	// LossScale is the loss scaler's scale after the step, 0 without a
+	// loss scaler (F16 runs have one).
+	LossScale float64
+	// Skipped reports that the loss scaler skipped the step because its
+	// gradients held Inf or NaN.
+	Skipped bool
 }
 
 // MarshalJSON writes the record's keys record, step, epoch, batch, loss,
-// lr and grad_norm (when measured); NaN and infinite numbers are null.
+// lr, grad_norm (when measured), loss_scale (when not 0) and skipped
+// (when true); NaN and infinite numbers are null.
 func (s StepRecord) MarshalJSON() ([]byte, error) {
 	var gn any
 	if s.GradNorm != nil {
 		gn = num(*s.GradNorm)
 	}
 	return json.Marshal(struct {
-		Record   string `json:"record"`
-		Step     int    `json:"step"`
-		Epoch    int    `json:"epoch"`
-		Batch    int    `json:"batch"`
-		Loss     any    `json:"loss"`
-		LR       any    `json:"lr"`
-		GradNorm any    `json:"grad_norm,omitempty"`
-	}{"step", s.Step, s.Epoch, s.Batch, num(s.Loss), num(s.LR), gn})
+		Record    string  `json:"record"`
+		Step      int     `json:"step"`
+		Epoch     int     `json:"epoch"`
+		Batch     int     `json:"batch"`
+		Loss      any     `json:"loss"`
+		LR        any     `json:"lr"`
+		GradNorm  any     `json:"grad_norm,omitempty"`
+		LossScale float64 `json:"loss_scale,omitempty"`
+		Skipped   bool    `json:"skipped,omitempty"`
+	}{"step", s.Step, s.Epoch, s.Batch, num(s.Loss), num(s.LR), gn, s.LossScale, s.Skipped})
 }
 
 // step prints a step record (JSONSteps only).
@@ -205,8 +227,21 @@ func (r *reporter) epoch(st EpochStats, epochs int) {
 		fmt.Fprintf(r.out, "test accuracy %.4f  %.1f s  %.0f examples/s\n", st.TestAccuracy, st.Seconds, st.ExamplesPerSecond)
 		return
 	}
-	fmt.Fprintf(r.out, "epoch %d/%d  loss %.4f  test accuracy %.4f  %.1f s  %.0f examples/s\n",
-		st.Epoch, epochs, st.TrainLoss, st.TestAccuracy, st.Seconds, st.ExamplesPerSecond)
+	fmt.Fprintf(r.out, "epoch %d/%d  loss %.4f  test accuracy %.4f  %.1f s  %.0f examples/s%s\n",
+		st.Epoch, epochs, st.TrainLoss, st.TestAccuracy, st.Seconds, st.ExamplesPerSecond, lossScaleNote(st))
+}
+
+// lossScaleNote is the end of an F16 run's epoch line, such as
+// "  loss scale 32768, 4 steps skipped" ("" for other precisions).
+func lossScaleNote(st EpochStats) string {
+	if st.LossScale == 0 {
+		return ""
+	}
+	steps := "steps"
+	if st.SkippedSteps == 1 {
+		steps = "step"
+	}
+	return fmt.Sprintf("  loss scale %g, %d %s skipped", st.LossScale, st.SkippedSteps, steps)
 }
 
 // num returns v, or nil (JSON null) when v is NaN or infinite, which JSON
@@ -220,16 +255,20 @@ func num(v float64) any {
 
 // MarshalJSON writes the statistics as one JSON object with the keys
 // record ("epoch"), epoch, step, train_loss, test_accuracy, seconds and
-// examples_per_second; a NaN or infinite value (a diverged loss) is
-// written as null.
+// examples_per_second, and for an F16 run loss_scale and skipped_steps
+// (the latter when not 0); a NaN or infinite value (a diverged loss) is
+// written as null, which JSON cannot otherwise express.
 func (st EpochStats) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Record            string `json:"record"`
-		Epoch             int    `json:"epoch"`
-		Step              int    `json:"step"`
-		TrainLoss         any    `json:"train_loss"`
-		TestAccuracy      any    `json:"test_accuracy"`
-		Seconds           any    `json:"seconds"`
-		ExamplesPerSecond any    `json:"examples_per_second"`
-	}{"epoch", st.Epoch, st.Step, num(st.TrainLoss), num(st.TestAccuracy), num(st.Seconds), num(st.ExamplesPerSecond)})
+		Record            string  `json:"record"`
+		Epoch             int     `json:"epoch"`
+		Step              int     `json:"step"`
+		TrainLoss         any     `json:"train_loss"`
+		TestAccuracy      any     `json:"test_accuracy"`
+		Seconds           any     `json:"seconds"`
+		ExamplesPerSecond any     `json:"examples_per_second"`
+		SkippedSteps      int     `json:"skipped_steps,omitempty"`
+		LossScale         float64 `json:"loss_scale,omitempty"`
+	}{"epoch", st.Epoch, st.Step, num(st.TrainLoss), num(st.TestAccuracy), num(st.Seconds), num(st.ExamplesPerSecond),
+		st.SkippedSteps, st.LossScale})
 }

@@ -40,7 +40,8 @@ func paramBits(t *testing.T, m nn.Module) map[string][]byte {
 // sameRun fails unless resumed, a run resumed after step 300, took the
 // last 300 steps of full, the uninterrupted run, bit for bit: the same
 // losses, the same parameters, the same epoch reports (the resumed epoch
-// included) and the same accuracy.
+// included, with an F16 run's loss scale and skipped steps) and the same
+// accuracy.
 func sameRun(t *testing.T, name string, full, resumed *Result) {
 	t.Helper()
 	if len(full.StepLosses) != 600 || resumed.StartStep != 300 || len(resumed.StepLosses) != 300 {
@@ -59,10 +60,32 @@ func sameRun(t *testing.T, name string, full, resumed *Result) {
 	}
 	tail := full.Epochs[len(full.Epochs)-len(resumed.Epochs):]
 	for i, st := range resumed.Epochs {
-		if st.Epoch != tail[i].Epoch || st.Step != tail[i].Step || st.TrainLoss != tail[i].TrainLoss || st.TestAccuracy != tail[i].TestAccuracy {
+		if st.Epoch != tail[i].Epoch || st.Step != tail[i].Step || st.TrainLoss != tail[i].TrainLoss || st.TestAccuracy != tail[i].TestAccuracy ||
+			st.SkippedSteps != tail[i].SkippedSteps || st.LossScale != tail[i].LossScale {
 			t.Fatalf("%s: epoch report %+v resumed, %+v uninterrupted", name, st, tail[i])
 		}
 	}
+}
+
+// interruptAt300 runs cfg with Checkpoint set to a file in a temporary
+// directory, cancels it after step 300 (which writes the checkpoint), and
+// returns the checkpoint's path and the interrupted run's Result.
+func interruptAt300(t *testing.T, cfg Config) (string, *Result) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "run.ckpt")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg.Checkpoint = path
+	cfg.OnStep = func(step int, _ float64) {
+		if step == 300 {
+			cancel()
+		}
+	}
+	half, err := Run(ctx, cfg)
+	if !errors.Is(err, context.Canceled) || len(half.StepLosses) != 300 {
+		t.Fatalf("interrupted run: %v after %d steps, want context.Canceled after 300", err, len(half.StepLosses))
+	}
+	return path, half
 }
 
 // TestResumeBitIdentical interrupts 600-step runs after step 300 (in the
@@ -91,20 +114,7 @@ func TestResumeBitIdentical(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(t.TempDir(), "run.ckpt")
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			first := cfg
-			first.Checkpoint = path
-			first.OnStep = func(step int, _ float64) {
-				if step == 300 {
-					cancel()
-				}
-			}
-			half, err := Run(ctx, first)
-			if !errors.Is(err, context.Canceled) || len(half.StepLosses) != 300 {
-				t.Fatalf("interrupted run: %v after %d steps, want context.Canceled after 300", err, len(half.StepLosses))
-			}
+			path, half := interruptAt300(t, cfg)
 			ck, err := LoadCheckpoint(path)
 			if err != nil {
 				t.Fatal(err)

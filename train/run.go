@@ -42,6 +42,13 @@ type EpochStats struct {
 	// Steps is the number of optimizer steps of the epoch (not part of
 	// the JSON report).
 	Steps int `json:"-"`
+	// SkippedSteps is the number of the epoch's steps that the loss
+	// scaler of an F16 run skipped because their gradients held Inf or
+	// NaN (absent from the JSON when 0).
+	SkippedSteps int `json:"skipped_steps,omitempty"`
+	// LossScale is the loss scale of an F16 run at the end of the epoch
+	// (absent from the JSON for other precisions).
+	LossScale float64 `json:"loss_scale,omitempty"`
 }
 
 // Result is what Run returns.
@@ -71,14 +78,25 @@ type Result struct {
 // EpochStats) and writes cfg.Save, cfg.Checkpoint and cfg.Plot at the
 // end. When ctx is done it stops after the current step, still writes
 // Save, Checkpoint and Plot for what was trained, and returns the
-// context's cause with the partial Result. A diverged run (ErrDiverged)
-// stops at the step that diverged and writes only Plot. Other errors: an
-// invalid Config, missing or corrupt MNIST files (wrapping fs.ErrNotExist
-// or data.ErrFormat), an unusable device, a failed Load, Resume
+// context's cause with the partial Result. When training diverges (a NaN
+// or infinite loss, a loss more than cfg.DivergenceFactor times the
+// first step's, or an F16 loss scaler skipping MaxSkippedSteps steps in
+// a row) it stops at that step and returns a *DivergedError (wrapping
+// ErrDiverged) naming the step, with the partial Result; only Plot is
+// written then. Other errors: an invalid Config, missing or corrupt
+// MNIST files (wrapping fs.ErrNotExist or data.ErrFormat), an unusable
+// device or one that cannot compute in DType, a failed Load, Resume
 // (ErrInvalidCheckpoint, ErrCheckpointMismatch), Save or Checkpoint, and
 // tensor errors raised during training (the *ember.Error caught by
 // ember.Try, wrapped).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if dt, ok := cfg.Device.AutocastDType(); ok {
+		// "cpu+autodiff+autocast:bf16" asks for mixed precision.
+		if cfg.DType != 0 && cfg.DType != dt {
+			return nil, fmt.Errorf("train: the device %v autocasts to %v, but DType is %v", cfg.Device, dt, cfg.DType)
+		}
+		cfg.DType = dt
+	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -96,6 +114,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	dev := cfg.Device.Inner()
 	if err := dev.Init(); err != nil {
 		return nil, err
+	}
+	if !dev.SupportsDType(cfg.DType) {
+		return nil, fmt.Errorf("train: %v cannot compute in %v (DType)", dev, cfg.DType)
 	}
 	trainSet, testSet, err := datasets(cfg)
 	if err != nil {
@@ -172,6 +193,13 @@ type runner struct {
 	// taken counts the steps started, over the whole run: state.Step
 	// plus the compiled steps whose losses are not read yet.
 	taken int
+	// fdev is the device the batches are made on: the model's autodiff
+	// device, with autocast in mixed precision (Config.DType).
+	fdev ember.Device
+	// scaler is the loss scaler of an F16 run (nil otherwise).
+	scaler *optim.GradScaler
+	// div watches the steps for divergence.
+	div divergence
 }
 
 // run is Run after validation; tensor errors panic out of it.
@@ -185,6 +213,21 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 	model, _ := NewModel(cfg.Model, adev)
 	r.model, r.adev = model, adev
 	r.res = &Result{Model: model, Device: adev}
+	r.fdev, r.div = adev, divergence{dtype: cfg.DType, factor: cfg.DivergenceFactor}
+	switch cfg.DType {
+	case ember.F64:
+		if err := nn.ToDType(model, ember.F64); err != nil {
+			return err
+		}
+	case ember.BF16, ember.F16:
+		r.fdev = adev.Autocast(cfg.DType)
+	default:
+		// A device configured with another float dtype (DeviceConfig)
+		// trains in it: divergence reports name it.
+		if ps := model.NamedParameters(); len(ps) > 0 {
+			r.div.dtype = ps[0].Param.Value.DType()
+		}
+	}
 	if cfg.Load != "" {
 		if err := nn.Load(cfg.Load, model); err != nil {
 			return err
@@ -197,7 +240,7 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 	if cfg.EvalOnly {
 		r.rep.start(cfg, r.header(loader.Len()))
 		start := time.Now()
-		acc, err := Evaluate(model, r.testSet, adev, DefaultEvalBatch)
+		acc, err := Evaluate(model, r.testSet, r.fdev, DefaultEvalBatch)
 		if err != nil {
 			return err
 		}
@@ -210,6 +253,9 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 	}
 
 	r.opt = newOptimizer(cfg, model)
+	if cfg.DType == ember.F16 {
+		r.scaler = optim.NewGradScaler(model.NamedParameters(), cfg.LossScale)
+	}
 	if r.resume != nil {
 		if err := r.restore(dev); err != nil {
 			return err
@@ -265,7 +311,7 @@ func (r *runner) restore(dev ember.Device) error {
 	if c.State.Epoch >= r.cfg.Epochs {
 		return fmt.Errorf("train: the checkpoint has completed %d of %d epochs; give more epochs to continue", c.State.Epoch, r.cfg.Epochs)
 	}
-	_, note, err := c.restore(r.model, r.opt, dev)
+	_, note, err := c.restore(r.model, r.opt, r.scaler, dev)
 	if err != nil {
 		return err
 	}
@@ -281,7 +327,7 @@ func (r *runner) restore(dev ember.Device) error {
 // header describes the run for the report's first line or record.
 func (r *runner) header(perEpoch int) runHeader {
 	return runHeader{
-		settings: r.settings, device: r.adev, params: nn.NumParams(r.model), trainN: r.trainSet.Len(), testN: r.testSet.Len(),
+		settings: r.settings, device: r.fdev, params: nn.NumParams(r.model), trainN: r.trainSet.Len(), testN: r.testSet.Len(),
 		perEpoch: perEpoch, state: r.state,
 	}
 }
@@ -294,7 +340,7 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader) (EpochSt
 	st := &r.state
 	if e != st.Epoch || st.EpochStep > loader.Len() {
 		// A new epoch (a resumed epoch keeps its position and sums).
-		st.Epoch, st.EpochStep, st.EpochLossSum, st.EpochExamples = e, 0, 0, 0
+		st.Epoch, st.EpochStep, st.EpochLossSum, st.EpochExamples, st.EpochSkipped = e, 0, 0, 0, 0
 	}
 	first := st.EpochStep
 	bar := r.rep.bar(e, cfg.Epochs, loader.Len(), first)
@@ -302,25 +348,30 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader) (EpochSt
 	it := loader.IterFrom(ctx, e, first)
 	defer it.Close()
 	startExamples := st.EpochExamples
-	account := func(loss float64, size int, gradNorm *ember.Tensor) error {
+	account := func(sr stepResult, size int) error {
 		st.Step++
 		st.EpochStep++
-		st.EpochLossSum += loss * float64(size)
+		st.EpochLossSum += sr.loss * float64(size)
 		st.EpochExamples += size
-		r.res.StepLosses = append(r.res.StepLosses, loss)
+		r.res.StepLosses = append(r.res.StepLosses, sr.loss)
 		if cfg.OnStep != nil {
-			cfg.OnStep(st.Step, loss)
+			cfg.OnStep(st.Step, sr.loss)
 		}
 		if cfg.JSONSteps {
-			rec := StepRecord{Step: st.Step, Epoch: e + 1, Batch: st.EpochStep, Loss: loss, LR: r.lr(st.Step - 1)}
-			if gradNorm != nil {
-				v := gradNorm.Item()
+			rec := StepRecord{Step: st.Step, Epoch: e + 1, Batch: st.EpochStep, Loss: sr.loss, LR: r.lr(st.Step - 1),
+				LossScale: sr.scale, Skipped: !sr.stepped}
+			if sr.gradNorm != nil {
+				v := sr.gradNorm.Item()
 				rec.GradNorm = &v
 			}
 			r.rep.step(rec)
 		}
-		bar.step(loss)
-		return checkLoss(st, loss, cfg.DivergenceFactor, e+1)
+		bar.step(sr.loss)
+		if err := r.div.check(st, e+1, sr.loss, sr.stepped, sr.scale); err != nil {
+			bar.finish()
+			return err
+		}
+		return nil
 	}
 	// Compiled steps' losses are read back in groups, so that the device
 	// runs ahead of the host instead of waiting for each read.
@@ -328,7 +379,7 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader) (EpochSt
 	flush := func() error {
 		defer func() { pending = pending[:0] }()
 		for _, p := range pending {
-			if err := account(p.t.Item(), p.size, nil); err != nil {
+			if err := account(stepResult{loss: p.t.Item(), stepped: true}, p.size); err != nil {
 				return err
 			}
 		}
@@ -336,15 +387,15 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader) (EpochSt
 	}
 	for it.Next() {
 		b := it.Batch()
-		loss, lt, gn, err := r.step(b)
+		sr, err := r.step(b)
 		if err != nil {
 			return EpochStats{}, err
 		}
-		if lt != nil {
-			pending = append(pending, pendingLoss{lt, b.Size})
+		if sr.compiled != nil {
+			pending = append(pending, pendingLoss{sr.compiled, b.Size})
 		} else if err := flush(); err != nil {
 			return EpochStats{}, err
-		} else if err := account(loss, b.Size, gn); err != nil {
+		} else if err := account(sr, b.Size); err != nil {
 			return EpochStats{}, err
 		}
 		// Losses are read and checkpoints written at every group's end,
@@ -372,16 +423,19 @@ func (r *runner) epoch(ctx context.Context, e int, loader *data.Loader) (EpochSt
 		return EpochStats{}, err
 	}
 	secs := time.Since(start).Seconds()
-	acc, err := Evaluate(r.model, r.testSet, r.adev, DefaultEvalBatch)
+	acc, err := Evaluate(r.model, r.testSet, r.fdev, DefaultEvalBatch)
 	if err != nil {
 		return EpochStats{}, err
 	}
-	out := EpochStats{Epoch: e + 1, Step: st.Step, TestAccuracy: acc, Seconds: secs, Steps: st.EpochStep}
+	out := EpochStats{Epoch: e + 1, Step: st.Step, TestAccuracy: acc, Seconds: secs, Steps: st.EpochStep, SkippedSteps: st.EpochSkipped}
+	if r.scaler != nil {
+		out.LossScale = r.scaler.LossScale()
+	}
 	if st.EpochExamples > 0 {
 		out.TrainLoss = st.EpochLossSum / float64(st.EpochExamples)
 		out.ExamplesPerSecond = float64(st.EpochExamples-startExamples) / secs
 	}
-	st.Epoch, st.EpochStep, st.EpochLossSum, st.EpochExamples = e+1, 0, 0, 0
+	st.Epoch, st.EpochStep, st.EpochLossSum, st.EpochExamples, st.EpochSkipped = e+1, 0, 0, 0, 0
 	return out, nil
 }
 
@@ -393,64 +447,64 @@ func (r *runner) lr(k int) float64 {
 	return r.sched.LR(k)
 }
 
-// step runs one optimizer step on batch b and returns the batch's mean
-// loss and, with ClipNorm, the gradients' norm before clipping. The
-// learning rate is the schedule's for the step. With Config.Compile the
-// first step runs eagerly, the training step is then captured and
-// compiled for batches of that size, and every later batch of that size
-// replays it, returning its loss as a tensor (compiledLoss) to be read
-// later; a batch of another size (the last, partial one) runs eagerly
-// from the carried values.
-func (r *runner) step(b data.Batch) (loss float64, compiledLoss, gradNorm *ember.Tensor, err error) {
+// stepResult is what one training step of a Run gives back.
+type stepResult struct {
+	// loss is the batch's mean loss (eager steps).
+	loss float64
+	// compiled is the loss of a compiled step, as a tensor to be read
+	// later (nil for an eager step).
+	compiled *ember.Tensor
+	// stepped reports that the optimizer stepped (an F16 loss scaler
+	// skips the steps whose gradients overflow); scale is the loss scale
+	// after the step (0 without a scaler).
+	stepped bool
+	scale   float64
+	// gradNorm is the gradients' norm before clipping, with ClipNorm on
+	// eager steps (nil otherwise).
+	gradNorm *ember.Tensor
+}
+
+// step runs one optimizer step on batch b. The learning rate is the
+// schedule's for the step. With Config.Compile the first step runs
+// eagerly, the training step is then captured and compiled for batches
+// of that size, and every later batch of that size replays it, returning
+// its loss as a tensor (stepResult.compiled) to be read later; a batch of
+// another size (the last, partial one) runs eagerly from the carried
+// values.
+func (r *runner) step(b data.Batch) (stepResult, error) {
 	k := r.taken // this step's number, from 0 (compiled steps not accounted yet included)
 	r.taken++
 	if r.sched != nil {
 		r.opt.SetLR(r.sched.LR(k))
 	}
 	if !r.cfg.Compile {
-		loss, gn := r.eagerStep(b)
-		return loss, nil, gn, nil
+		return r.eagerStep(b), nil
 	}
 	if r.compiled == nil && len(r.res.StepLosses) > 0 && b.Size == r.cfg.Batch {
-		cs, err := newCompiledStep(r.model, r.opt, r.adev, b.Size, r.cfg.ClipNorm, r.cfg.ClipValue)
+		cs, err := newCompiledStep(r.model, r.opt, r.fdev, b.Size, r.cfg.ClipNorm, r.cfg.ClipValue)
 		if err != nil {
-			return 0, nil, nil, err
+			return stepResult{}, err
 		}
 		r.compiled = cs
 	}
 	if r.compiled != nil && r.compiled.fits(b) {
-		return 0, r.compiled.run(b), nil, nil
+		return stepResult{compiled: r.compiled.run(b), stepped: true}, nil
 	}
 	if r.compiled != nil {
 		r.compiled.sync()
 	}
-	loss, gn := r.eagerStep(b)
-	return loss, nil, gn, nil
+	return r.eagerStep(b), nil
 }
 
-// eagerStep runs one optimizer step on batch b: forward, cross-entropy,
-// backward, clipping, update.
-func (r *runner) eagerStep(b data.Batch) (float64, *ember.Tensor) {
-	x := ember.FromFloats(b.Images, []int{b.Size, imageChannels, imageSize, imageSize}, r.adev)
-	y := ember.FromInts(b.Labels, []int{b.Size}, r.adev)
+// eagerStep runs one optimizer step on batch b, made on the run's batch
+// device (autocast in mixed precision): forward, cross-entropy, then
+// update's backward pass, loss scaling, clipping and optimizer step.
+func (r *runner) eagerStep(b data.Batch) stepResult {
+	x := ember.FromFloats(b.Images, []int{b.Size, imageChannels, imageSize, imageSize}, r.fdev)
+	y := ember.FromInts(b.Labels, []int{b.Size}, r.fdev)
 	loss := nn.CrossEntropy(r.model.Forward(x), y)
-	grads := loss.Backward()
-	gn := clipGrads(grads, r.model.NamedParameters(), r.cfg.ClipNorm, r.cfg.ClipValue)
-	r.opt.Step(grads)
-	return loss.Item(), gn
-}
-
-// clipGrads limits the gradients of params in grads by value (when
-// value > 0), then by total L2 norm (when norm > 0), and returns the norm
-// before norm clipping (nil without it).
-func clipGrads(grads *ember.Gradients, params []nn.NamedParam, norm, value float64) *ember.Tensor {
-	if value > 0 {
-		optim.ClipGradValue(grads, params, value)
-	}
-	if norm > 0 {
-		return optim.ClipGradNorm(grads, params, norm, 2)
-	}
-	return nil
+	stepped, scale, gn := update(loss, r.model.NamedParameters(), r.opt, r.scaler, r.cfg.ClipNorm, r.cfg.ClipValue)
+	return stepResult{loss: loss.Item(), stepped: stepped, scale: scale, gradNorm: gn}
 }
 
 // lossReadGroup is the number of compiled steps whose losses are read
@@ -469,7 +523,7 @@ func (r *runner) writeCheckpoint() error {
 	if r.compiled != nil {
 		r.compiled.sync()
 	}
-	c, err := capture(r.model, r.opt, r.state, r.adev, r.settings.marshal(), nil)
+	c, err := capture(r.model, r.opt, r.scaler, r.state, r.adev, r.settings.marshal(), nil)
 	if err != nil {
 		return err
 	}
@@ -510,10 +564,11 @@ func newOptimizer(cfg Config, model nn.Module) optim.Optimizer {
 	}
 }
 
-// step runs one eager optimizer step of model with opt on batch b on
-// adev, without clipping, and returns the batch's mean loss.
-func step(model nn.Module, opt optim.Optimizer, b data.Batch, adev ember.Device) float64 {
-	r := &runner{model: model, opt: opt, adev: adev}
-	loss, _ := r.eagerStep(b)
-	return loss
+// step runs one eager optimizer step of model with opt on batch b, made
+// on fdev (the model's autodiff device, with autocast in mixed
+// precision), with the loss scaler scaler when non-nil and without
+// clipping, and returns the batch's mean loss.
+func step(model nn.Module, opt optim.Optimizer, scaler *optim.GradScaler, b data.Batch, fdev ember.Device) float64 {
+	r := &runner{model: model, opt: opt, scaler: scaler, fdev: fdev}
+	return r.eagerStep(b).loss
 }

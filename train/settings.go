@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 
+	"github.com/emberml/ember"
 	"github.com/emberml/ember/optim"
 )
 
@@ -36,6 +38,17 @@ type RunSettings struct {
 	ClipValue  float64 `json:"clip_value"` // Config.ClipValue
 	// TrainExamples is the size of the training set (after Limit).
 	TrainExamples int `json:"train_examples"`
+	// DType is the training precision, "f32", "f64", "bf16" or "f16"
+	// (Config.DType; "f32" in checkpoints written before it was
+	// recorded).
+	DType string `json:"dtype"`
+	// The dynamic loss scaling of an "f16" run (Config.LossScale,
+	// resolved to the values used, under PyTorch's GradScaler argument
+	// names); zero for the other precisions.
+	InitScale      float64 `json:"init_scale"`
+	GrowthFactor   float64 `json:"growth_factor"`
+	BackoffFactor  float64 `json:"backoff_factor"`
+	GrowthInterval int     `json:"growth_interval"`
 }
 
 // RunSettings decodes the settings a checkpoint written by Run recorded.
@@ -45,6 +58,9 @@ func (c *Checkpoint) RunSettings() (RunSettings, error) {
 	var s RunSettings
 	if err := strictJSON(string(c.Config), &s); err != nil || s.Model == "" {
 		return s, fmt.Errorf("train: %w: the checkpoint's config is not a Run's settings (written by a Trainer?)", ErrInvalidCheckpoint)
+	}
+	if s.DType == "" {
+		s.DType = ember.F32.String()
 	}
 	return s, nil
 }
@@ -56,6 +72,11 @@ func (c Config) settings(perEpoch, trainN int) (RunSettings, optim.Schedule) {
 	s := RunSettings{
 		Model: c.Model, Optimizer: c.Optimizer, LR: c.LR, Batch: c.Batch, Seed: c.Seed, Epochs: c.Epochs,
 		Schedule: c.Schedule, Warmup: c.Warmup, ClipNorm: c.ClipNorm, ClipValue: c.ClipValue, TrainExamples: trainN,
+		DType: c.DType.String(),
+	}
+	if c.DType == ember.F16 {
+		ls := optim.NewGradScaler(nil, c.LossScale).Config()
+		s.InitScale, s.GrowthFactor, s.BackoffFactor, s.GrowthInterval = ls.InitScale, ls.GrowthFactor, ls.BackoffFactor, ls.GrowthInterval
 	}
 	decay := max(1, c.Epochs*perEpoch-c.Warmup)
 	var sched optim.Schedule
@@ -105,13 +126,22 @@ func (s RunSettings) compare(saved RunSettings) error {
 		}
 		if x, y := a.Field(i).Interface(), b.Field(i).Interface(); x != y {
 			hint := ""
-			if f.Name == "DecaySteps" {
+			switch f.Name {
+			case "DecaySteps":
 				hint = fmt.Sprintf(" (the %s schedule spans the run's epochs: resume with the checkpoint's %d)", saved.Schedule, saved.Epochs)
+			case "DType":
+				hint = fmt.Sprintf(" (a run continues in the precision it was trained in: resume with DType %s)", saved.DType)
 			}
-			return fmt.Errorf("train: %w: the checkpoint was written with %s = %v, this run has %v%s", ErrCheckpointMismatch, f.Tag.Get("json"), y, x, hint)
+			return fmt.Errorf("train: %w: the checkpoint was written with %s = %v, this run has %v%s", ErrCheckpointMismatch, jsonName(f), y, x, hint)
 		}
 	}
 	return nil
+}
+
+// jsonName returns the JSON key of the struct field f.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
 }
 
 // marshal returns s as a JSON object (it has no non-finite values after

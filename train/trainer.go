@@ -56,13 +56,26 @@ type Trainer struct {
 	// Optimizer updates the model's parameters; nil makes Fit set it to
 	// Adam (learning rate 1e-3) over Model.NamedParameters().
 	Optimizer optim.Optimizer
+	// GradScaler, when non-nil, scales the loss before each backward pass
+	// and unscales the gradients before each optimizer step, skipping
+	// the steps whose gradients overflow (dynamic loss scaling for F16
+	// mixed precision; see optim.GradScaler). Make it over the
+	// parameters the Optimizer updates. With ClipNorm or ClipValue the
+	// gradients are unscaled before they are clipped (PyTorch's recipe).
+	// Its scale and progress are part of the Trainer's Checkpoint.
+	GradScaler *optim.GradScaler
 	// Metrics are measured on the training batches (as the steps see
 	// them, in training mode) and on the validation set, and reported
 	// under their names and "val_" + their names.
 	Metrics []Metric
 	// Device is where batches are placed and the model runs; the zero
 	// Device means the device of the model's first parameter. Fit
-	// enables autodiff on it.
+	// enables autodiff on it. For mixed-precision training keep the
+	// parameters in F32 and set Device to their device with autocast,
+	// e.g. dev.Autodiff().Autocast(ember.BF16) (ember.Device.Autocast;
+	// add a GradScaler for F16): the batches are made there, so the
+	// forward and backward passes run in mixed precision while the
+	// optimizer updates the F32 parameters.
 	Device ember.Device
 	// Epochs is the number of passes over the training set; 0 means 1.
 	Epochs int
@@ -123,8 +136,9 @@ type Trainer struct {
 	// the first step's loss (State.FirstLoss) ends Fit with an error
 	// wrapping ErrDiverged that names the step; 0 means
 	// DefaultDivergenceFactor, a negative value turns this check off. A
-	// NaN or infinite loss always ends Fit that way. Otherwise it must be
-	// > 1.
+	// NaN or infinite loss always ends Fit that way, as do
+	// MaxSkippedSteps consecutive steps skipped by the GradScaler.
+	// Otherwise it must be > 1.
 	DivergenceFactor float64
 	// CheckpointPath, when non-empty, is the file Fit writes a checkpoint
 	// (Checkpoint) to after every epoch, every CheckpointEvery steps, and
@@ -171,16 +185,27 @@ type State struct {
 	// FirstLoss is the loss of the run's first step, the reference of
 	// divergence detection (see DivergenceFactor); 0 before it.
 	FirstLoss float64 `json:"first_loss"`
+	// ConsecutiveSkipped is the number of steps up to Step that a loss
+	// scaler (GradScaler) skipped in a row for non-finite gradients;
+	// MaxSkippedSteps of them end training (see DivergedError).
+	ConsecutiveSkipped int `json:"consecutive_skipped,omitempty"`
+	// EpochSkipped is the number of steps of epoch Epoch+1 that a loss
+	// scaler skipped (0 between epochs; Run reports it as
+	// EpochStats.SkippedSteps).
+	EpochSkipped int `json:"epoch_skipped,omitempty"`
 }
 
 // check returns an error for a State that no run can reach: negative
 // counts or sums, or a non-finite loss.
 func (s State) check() error {
 	switch {
-	case s.Epoch < 0 || s.Step < 0 || s.BestEpoch < 0 || s.Wait < 0 || s.EpochStep < 0 || s.EpochExamples < 0:
+	case s.Epoch < 0 || s.Step < 0 || s.BestEpoch < 0 || s.Wait < 0 || s.EpochStep < 0 || s.EpochExamples < 0 ||
+		s.ConsecutiveSkipped < 0 || s.EpochSkipped < 0:
 		return fmt.Errorf("negative count in %+v", s)
 	case s.EpochStep > s.Step:
 		return fmt.Errorf("epoch_step %d exceeds step %d", s.EpochStep, s.Step)
+	case s.ConsecutiveSkipped > s.Step || s.EpochSkipped > s.EpochStep:
+		return fmt.Errorf("more skipped steps than steps in %+v", s)
 	case !finite(s.EpochLossSum) || !finite(s.FirstLoss) || !finite(s.Best):
 		return fmt.Errorf("non-finite loss in %+v", s)
 	}
@@ -250,7 +275,8 @@ type fitRun struct {
 	batch, evalBatch int
 	trainSet, valSet data.Dataset
 	stop             *stopper
-	diverge          float64
+	// div watches the steps for divergence.
+	div divergence
 }
 
 // resolve fills in the defaults for ds (the training or evaluation set)
@@ -269,6 +295,12 @@ func (t *Trainer) resolve(ds data.Dataset, training bool) (*fitRun, error) {
 			return nil, errors.New("train: the model has no parameters to take the device from; set Trainer.Device")
 		}
 		r.dev = params[0].Param.Value.Device()
+	}
+	r.div.dtype = ember.F32 // the precision divergence errors name
+	if dt, ok := r.dev.AutocastDType(); ok {
+		r.div.dtype = dt
+	} else if len(params) > 0 && params[0].Param != nil && params[0].Param.Value != nil {
+		r.div.dtype = params[0].Param.Value.DType()
 	}
 	if training {
 		if !r.dev.IsAutodiff() {
@@ -306,9 +338,9 @@ func (t *Trainer) resolve(ds data.Dataset, training bool) (*fitRun, error) {
 	case t.CheckpointEvery < 0 || t.CheckpointEvery > 0 && t.CheckpointPath == "":
 		return nil, fmt.Errorf("train: Trainer.CheckpointEvery %d, want >= 0, with a CheckpointPath", t.CheckpointEvery)
 	}
-	r.diverge = t.DivergenceFactor
-	if r.diverge == 0 {
-		r.diverge = DefaultDivergenceFactor
+	r.div.factor = t.DivergenceFactor
+	if r.div.factor == 0 {
+		r.div.factor = DefaultDivergenceFactor
 	}
 	schema := ds.Schema()
 	if err := schema.Validate(max(ds.Len(), r.batch, r.evalBatch)); err != nil {
@@ -367,8 +399,11 @@ const splitSeed = 0x243f6a8885a308d3
 // split, an unknown monitored name, a validation set of another
 // schema), no batch to train on, the dataset's errors, tensor errors
 // raised by the model, the loss or a metric (the *ember.Error caught by
-// ember.Try, wrapped), and OnEpoch's errors. Fit leaves the model in
-// evaluation mode.
+// ember.Try, wrapped), OnEpoch's errors, a failed checkpoint, and a
+// *DivergedError (wrapping ErrDiverged) when a step's loss is NaN or
+// infinite or more than DivergenceFactor times the first step's, or the
+// GradScaler skipped MaxSkippedSteps steps in a row: Fit stops at that
+// step. Fit leaves the model in evaluation mode.
 func (t *Trainer) Fit(ctx context.Context, ds data.Dataset) (*History, error) {
 	r, err := t.resolve(ds, true)
 	if err != nil {
@@ -474,7 +509,7 @@ func (t *Trainer) trainEpoch(ctx context.Context, r *fitRun, loader *data.Loader
 	}
 	st := &t.State
 	if st.EpochStep > loader.Len() {
-		st.EpochStep, st.EpochLossSum, st.EpochExamples = 0, 0, 0
+		st.EpochStep, st.EpochLossSum, st.EpochExamples, st.EpochSkipped = 0, 0, 0, 0
 	}
 	it := loader.IterFrom(ctx, e, st.EpochStep)
 	defer it.Close()
@@ -491,9 +526,7 @@ func (t *Trainer) trainEpoch(ctx context.Context, r *fitRun, loader *data.Loader
 			if loss == nil || loss.NumElements() != 1 {
 				panic(&ember.Error{Op: "train.Trainer", Operands: []string{describe("loss", loss)}, Msg: "the loss must be a scalar (the batch mean)"})
 			}
-			grads := loss.Backward()
-			clipGrads(grads, params, t.ClipNorm, t.ClipValue)
-			t.Optimizer.Step(grads)
+			stepped, scale, _ := update(loss, params, t.Optimizer, t.GradScaler, t.ClipNorm, t.ClipValue)
 			l := loss.Item()
 			if len(t.Metrics) > 0 {
 				p := pred.Detach()
@@ -509,7 +542,7 @@ func (t *Trainer) trainEpoch(ctx context.Context, r *fitRun, loader *data.Loader
 			if t.OnStep != nil {
 				t.OnStep(st.Step, l)
 			}
-			if stepErr = checkLoss(st, l, r.diverge, e+1); stepErr != nil {
+			if stepErr = r.div.check(st, e+1, l, stepped, scale); stepErr != nil {
 				return
 			}
 			if t.CheckpointEvery > 0 && st.Step%t.CheckpointEvery == 0 {
@@ -532,7 +565,7 @@ func (t *Trainer) trainEpoch(ctx context.Context, r *fitRun, loader *data.Loader
 	if st.EpochExamples > 0 {
 		values["loss"] = st.EpochLossSum / float64(st.EpochExamples)
 	}
-	st.EpochStep, st.EpochLossSum, st.EpochExamples = 0, 0, 0
+	st.EpochStep, st.EpochLossSum, st.EpochExamples, st.EpochSkipped = 0, 0, 0, 0
 	for _, m := range t.Metrics {
 		values[m.Name()] = m.Value()
 	}

@@ -23,12 +23,19 @@ type trainerSettings struct {
 	TrainExamples   int     `json:"train_examples"`
 	ClipNorm        float64 `json:"clip_norm"`
 	ClipValue       float64 `json:"clip_value"`
+	// Autocast is the autocast dtype of the Trainer's Device ("bf16",
+	// "f16"; "" without autocast).
+	Autocast string `json:"autocast,omitempty"`
 }
 
 // currentSettings returns the settings of the Fit r resolved.
 func (t *Trainer) currentSettings(r *fitRun) *trainerSettings {
-	return &trainerSettings{BatchSize: r.batch, Seed: t.Seed, Shuffle: !t.NoShuffle, DropLast: t.DropLast,
+	s := &trainerSettings{BatchSize: r.batch, Seed: t.Seed, Shuffle: !t.NoShuffle, DropLast: t.DropLast,
 		ValidationSplit: t.ValidationSplit, TrainExamples: r.trainSet.Len(), ClipNorm: t.ClipNorm, ClipValue: t.ClipValue}
+	if dt, ok := r.dev.AutocastDType(); ok {
+		s.Autocast = dt.String()
+	}
+	return s
 }
 
 // compare returns an error wrapping ErrCheckpointMismatch naming the
@@ -38,7 +45,7 @@ func (s *trainerSettings) compare(saved *trainerSettings) error {
 	for i := range a.NumField() {
 		if x, y := a.Field(i).Interface(), b.Field(i).Interface(); x != y {
 			return fmt.Errorf("train: %w: the checkpoint was written with %s = %v, this Trainer has %v",
-				ErrCheckpointMismatch, a.Type().Field(i).Tag.Get("json"), y, x)
+				ErrCheckpointMismatch, jsonName(a.Type().Field(i)), y, x)
 		}
 	}
 	return nil
@@ -67,10 +74,11 @@ func (t *Trainer) device() (ember.Device, error) {
 
 // Checkpoint returns the Trainer's checkpoint: the model's parameters and
 // buffers, the optimizer's state (it must implement optim.Stateful, as
-// Adam, AdamW and SGD do), State (the position inside an epoch
-// included), the device's random generator state, the settings of the
-// last Fit (batch size, seed, shuffling, split, clipping), and the best
-// epoch's values for EarlyStopping.RestoreBest. Save it with
+// Adam, AdamW and SGD do), the GradScaler's state, State (the position
+// inside an epoch included), the device's random generator state, the
+// settings of the last Fit (batch size, seed, shuffling, split, clipping,
+// autocast dtype), and the best epoch's values for
+// EarlyStopping.RestoreBest. Save it with
 // SaveCheckpoint or WriteCheckpoint; call it between Fit calls, or from
 // OnStep or OnEpoch. Errors: a nil Model, an optimizer without a state
 // to save, duplicate parameter names, and device errors reading tensors.
@@ -91,22 +99,24 @@ func (t *Trainer) Checkpoint() (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: checkpoint: %w", err)
 	}
-	return capture(t.Model, t.Optimizer, t.State, dev, config, t.best)
+	return capture(t.Model, t.Optimizer, t.GradScaler, t.State, dev, config, t.best)
 }
 
 // Resume puts checkpoint c, written by Checkpoint, into the Trainer: the
 // model's parameters and buffers, the optimizer's state (Optimizer nil
-// becomes Fit's default Adam first), State, the device's random state
-// and the best epoch's values; the next Fit continues exactly where the
+// becomes Fit's default Adam first), the GradScaler's state, State, the
+// device's random state and the best epoch's values; the next Fit continues exactly where the
 // checkpointed training stopped, in the middle of an epoch if need be,
 // and takes the steps it would have taken (bit for bit on the same
 // device, given the same data, loss, metrics and Schedule). That Fit
 // first checks that its settings (batch size, seed, shuffling, split,
-// clipping, training set size) are the checkpoint's.
+// clipping, autocast dtype, training set size) are the checkpoint's.
 //
 // Errors, after which nothing has changed: a nil Model or c, a
 // checkpoint of another model or optimizer (wrapping
 // ErrCheckpointMismatch and nn.ErrMismatch or optim.ErrStateMismatch),
+// one with a loss scaler's state for a Trainer without a GradScaler or
+// the reverse (ErrCheckpointMismatch),
 // one whose settings are not a Trainer's, and device errors. A random
 // state the device cannot take (a checkpoint of another kind of device)
 // is not an error: training continues with the device's generator as it
@@ -130,7 +140,7 @@ func (t *Trainer) Resume(c *Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	best, _, err := c.restore(t.Model, t.Optimizer, dev)
+	best, _, err := c.restore(t.Model, t.Optimizer, t.GradScaler, dev)
 	if err != nil {
 		return err
 	}

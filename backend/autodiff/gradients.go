@@ -42,11 +42,13 @@ func (g *Gradients) Remove(t backend.Tensor) (grad backend.Tensor, ok bool) {
 	return grad, ok
 }
 
-// Set replaces the gradient of t, a tracked tensor, with grad (an
-// inner-backend tensor of t's shape and dtype, which the caller checks),
-// as gradient clipping or loss unscaling does before an optimizer step
-// reads it. It reports false, storing nothing, when t is untracked.
-func (g *Gradients) Set(t backend.Tensor, grad backend.Tensor) bool {
+// Set makes grad the gradient of t, a tracked tensor, replacing the one g
+// holds (or adding one), as gradient clipping or loss unscaling does before
+// an optimizer step reads it, and reports whether t is tracked; an
+// untracked t leaves g unchanged. grad is a tensor of the inner backend;
+// the caller checks that it has t's shape and dtype. Like Remove, it is not
+// safe for concurrent use with other calls on g.
+func (g *Gradients) Set(t, grad backend.Tensor) bool {
 	_, r := unwrap(t)
 	if r.n == nil {
 		return false

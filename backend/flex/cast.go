@@ -41,7 +41,11 @@ func castStorage(s storage, from, to backend.DType) storage {
 	}
 	switch {
 	case isHalf(from):
-		s = decodeHalf(from, ints[uint16](s))
+		f := decodeHalf(from, ints[uint16](s))
+		if isF32Store(to) {
+			return f // already the result: no second copy
+		}
+		s = f
 	case from == backend.Bool:
 		b := bools(s)
 		u := make(ivec[uint8], len(b))
@@ -61,30 +65,22 @@ func castStorage(s storage, from, to backend.DType) storage {
 // decodeHalf widens F16 or BF16 bits to float32 storage (exact).
 func decodeHalf(dt backend.DType, s ivec[uint16]) *fvec[float32] {
 	out := make(fvec[float32], len(s))
-	dec := backend.F16ToFloat32
+	dec := ir.DecodeF16
 	if dt == backend.BF16 {
-		dec = backend.BF16ToFloat32
+		dec = ir.DecodeBF16
 	}
-	parallelFor(len(s), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i] = dec(s[i])
-		}
-	})
+	parallelFor(len(s), func(lo, hi int) { dec(out[lo:hi], s[lo:hi]) })
 	return &out
 }
 
 // encodeHalf rounds float32 values to F16 or BF16 bits, nearest even.
 func encodeHalf(dt backend.DType, s []float32) *ivec[uint16] {
 	out := make(ivec[uint16], len(s))
-	enc := backend.F16FromFloat32
+	enc := ir.EncodeF16
 	if dt == backend.BF16 {
-		enc = backend.BF16FromFloat32
+		enc = ir.EncodeBF16
 	}
-	parallelFor(len(s), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i] = enc(s[i])
-		}
-	})
+	parallelFor(len(s), func(lo, hi int) { enc(out[lo:hi], s[lo:hi]) })
 	return &out
 }
 

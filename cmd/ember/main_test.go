@@ -52,7 +52,7 @@ func TestTrainDefaults(t *testing.T) {
 		c.Device != "" || c.Seed != 1 || c.Checkpointing || c.Compile || c.SavePath != "" || c.PlotPath != "" || c.JSON ||
 		c.DataDir != "" || c.Limit != 0 || c.Out == nil || c.ErrOut == nil || c.Context == nil ||
 		c.Schedule != "constant" || c.Warmup != 0 || c.ClipNorm != 0 || c.ClipValue != 0 || c.DivergenceFactor != 100 ||
-		c.JSONSteps || c.CheckpointPath != "" || c.ResumePath != "" {
+		c.JSONSteps || c.CheckpointPath != "" || c.ResumePath != "" || c.DType != "f32" || c.LossScale != 0 {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -75,7 +75,7 @@ func TestTrainFlags(t *testing.T) {
 		Seed: 42, Checkpointing: true, Compile: true, SavePath: filepath.Join(dir, "m.safetensors"),
 		PlotPath: filepath.Join(dir, "c.png"), JSON: true, DataDir: dir, Limit: 500,
 		Schedule: "cosine", Warmup: 100, MinLR: 1e-4, Gamma: 0.5, StepSize: 30, ClipNorm: 1.5, ClipValue: 0.25,
-		DivergenceFactor: -1, JSONSteps: true, CheckpointPath: filepath.Join(dir, "r.ckpt"), CheckpointEvery: 50}
+		DivergenceFactor: -1, JSONSteps: true, CheckpointPath: filepath.Join(dir, "r.ckpt"), CheckpointEvery: 50, DType: "f32"}
 	c.Context, c.Out, c.ErrOut = nil, nil, nil
 	if c != want {
 		t.Fatalf("got  %+v\nwant %+v", c, want)

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/optim"
 	"github.com/emberml/ember/train"
 	"golang.org/x/term"
 )
@@ -46,6 +48,10 @@ var runTrain = func(cfg TrainConfig) error {
 	if out == nil {
 		out = os.Stdout
 	}
+	dtype, ok := trainDType[cfg.DType]
+	if !ok {
+		return fmt.Errorf("--dtype %q: want one of %s", cfg.DType, strings.Join(trainDTypes, ", "))
+	}
 	tc := train.Config{
 		Model:            cfg.Model,
 		Epochs:           cfg.Epochs,
@@ -75,6 +81,8 @@ var runTrain = func(cfg TrainConfig) error {
 		Checkpoint:       cfg.CheckpointPath,
 		CheckpointEvery:  cfg.CheckpointEvery,
 		Resume:           cfg.ResumePath,
+		DType:            dtype,
+		LossScale:        optim.GradScalerConfig{InitScale: cfg.LossScale, GrowthInterval: cfg.LossScaleGrowthInterval},
 		Out:              out,
 		Progress:         !cfg.JSON && isTerminal(cfg.ErrOut),
 		ProgressOut:      cfg.ErrOut,
@@ -107,6 +115,10 @@ var runTrain = func(cfg TrainConfig) error {
 	}
 	return err
 }
+
+// trainDType maps --dtype values to train.Config.DType ("" is the
+// default, f32).
+var trainDType = map[string]ember.DType{"": ember.F32, "f32": ember.F32, "f64": ember.F64, "bf16": ember.BF16, "f16": ember.F16}
 
 // isTerminal reports whether w is a file attached to a terminal.
 func isTerminal(w io.Writer) bool {

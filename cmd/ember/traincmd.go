@@ -100,6 +100,18 @@ type TrainConfig struct {
 	// ResumePath is a checkpoint to continue from; flags not given take
 	// the checkpoint's settings.
 	ResumePath string `json:"resume,omitempty"`
+	// DType is the training precision: "f32" (the default), "f64"
+	// (everything in float64), "bf16" or "f16" (mixed precision: F32
+	// master weights, matmul and convolutions in 16 bits; f16 with
+	// dynamic loss scaling). See train.Config.DType.
+	DType string `json:"dtype"`
+	// LossScale is the initial loss scale of an f16 run (0 = PyTorch's
+	// 65536).
+	LossScale float64 `json:"loss_scale,omitempty"`
+	// LossScaleGrowthInterval is the number of consecutive steps with
+	// finite gradients after which an f16 run doubles its loss scale
+	// (0 = PyTorch's 2000).
+	LossScaleGrowthInterval int `json:"loss_scale_growth_interval,omitempty"`
 
 	// Context is cancelled on Ctrl-C; training should stop at the next
 	// step and still save and plot what it has.
@@ -114,6 +126,7 @@ var (
 	trainModels     = []string{"mlp", "cnn"}
 	trainOptimizers = []string{"adam", "adamw", "sgd"}
 	trainSchedules  = train.Schedules
+	trainDTypes     = []string{"f32", "f64", "bf16", "f16"}
 	plotExtensions  = []string{".png", ".svg", ".pdf"}
 )
 
@@ -133,21 +146,33 @@ other three files.
 Ctrl-C stops training after the current step; the model, plot and
 checkpoint are still written if --save, --plot or --checkpoint were given.
 
+--dtype picks the precision: f32 (the default), f64 (everything in
+float64), or bf16 and f16 mixed precision: the parameters stay f32 (master
+weights, which the optimizer updates) while matrix products and
+convolutions run in 16 bits and losses, softmax and norms in f32; f16 adds
+dynamic loss scaling (--loss-scale, --loss-scale-growth-interval) and
+skips the steps whose gradients overflow.
+
 A checkpoint (--checkpoint FILE) holds the parameters, the optimizer's
-state, the schedule's position, the epoch and step (inside the epoch),
-the random state and the settings; --resume FILE continues from it and
-takes exactly the steps the uninterrupted run would have taken. With
---resume the flags you do not give take the checkpoint's values, and the
-checkpoint keeps being written to FILE unless --checkpoint names another.
+state, an f16 run's loss scale, the schedule's position, the epoch and
+step (inside the epoch), the random state and the settings; --resume FILE
+continues from it and takes exactly the steps the uninterrupted run would
+have taken. With --resume the flags you do not give take the
+checkpoint's values (--dtype included: a run continues in the precision
+it was trained in), and the checkpoint keeps being written to FILE unless
+--checkpoint names another.
 
 A step whose loss is NaN, infinite or more than --divergence-factor times
-the first step's stops training with an error naming the step.`,
+the first step's stops training with an error naming the step, as do 32
+consecutive f16 steps skipped for overflowing gradients.`,
 		Example: `  ember train                                  # MLP, 1 epoch, best device
   ember train --model cnn --epochs 3 --plot curves.png
   ember train --device cpu --limit 2000 --json  # quick run, JSON lines
   EMBER_DEVICE=cuda:0 ember train --optimizer sgd --lr 0.05 --save mlp.safetensors
   ember train --load mlp.safetensors --epochs 0 # evaluate a saved model
   ember train --epochs 5 --schedule cosine --warmup 100 --clip-norm 1
+  ember train --dtype bf16                     # mixed precision, F32 master weights
+  ember train --dtype f16 --loss-scale 1024    # f16 with dynamic loss scaling
   ember train --epochs 5 --checkpoint run.ckpt  # Ctrl-C, then:
   ember train --resume run.ckpt                 # continue where it stopped
   ember train --json-steps --limit 1000 | jq 'select(.record=="step") | .loss'`,
@@ -165,6 +190,15 @@ the first step's stops training with an error naming the step.`,
 			if !cmd.Flags().Changed("lr") && cfg.ResumePath == "" {
 				// 0 for an unknown optimizer, which validate reports first.
 				cfg.LR = train.DefaultLR(strings.ToLower(cfg.Optimizer))
+			}
+			if i := strings.LastIndex(cfg.Device, "+autocast:"); i >= 0 && !cmd.Flags().Changed("dtype") {
+				// A device named with autocast asks for that precision.
+				cfg.DType = cfg.Device[i+len("+autocast:"):]
+			}
+			for _, f := range []string{"loss-scale", "loss-scale-growth-interval"} {
+				if cmd.Flags().Changed(f) && strings.ToLower(cfg.DType) != "f16" {
+					return fmt.Errorf("--%s: loss scaling is for --dtype f16 (this run is %s)", f, cfg.DType)
+				}
 			}
 			if err := cfg.validate(); err != nil {
 				return err
@@ -203,6 +237,9 @@ the first step's stops training with an error naming the step.`,
 	f.StringVar(&cfg.CheckpointPath, "checkpoint", "", "write a checkpoint to `FILE` after every epoch and on Ctrl-C (to continue with --resume)")
 	f.IntVar(&cfg.CheckpointEvery, "checkpoint-every", 0, "also write the checkpoint every `N` steps")
 	f.StringVar(&cfg.ResumePath, "resume", "", "continue the training saved in the checkpoint `FILE`")
+	f.StringVar(&cfg.DType, "dtype", "f32", "training precision: "+strings.Join(trainDTypes, " | ")+" (bf16, f16: mixed precision with F32 master weights)")
+	f.Float64Var(&cfg.LossScale, "loss-scale", 65536, "initial loss scale of --dtype f16 (dynamic: halved when gradients overflow, doubled after --loss-scale-growth-interval good steps)")
+	f.IntVar(&cfg.LossScaleGrowthInterval, "loss-scale-growth-interval", 2000, "steps with finite gradients after which --dtype f16 doubles its loss scale")
 	return cmd
 }
 
@@ -237,6 +274,9 @@ func (c *TrainConfig) fromCheckpoint(changed func(string) bool) error {
 	set("clip-norm", func() { c.ClipNorm = s.ClipNorm })
 	set("clip-value", func() { c.ClipValue = s.ClipValue })
 	set("limit", func() { c.Limit = s.TrainExamples })
+	set("dtype", func() { c.DType = s.DType })
+	set("loss-scale", func() { c.LossScale = s.InitScale })
+	set("loss-scale-growth-interval", func() { c.LossScaleGrowthInterval = s.GrowthInterval })
 	set("checkpoint", func() { c.CheckpointPath = c.ResumePath })
 	return nil
 }
@@ -251,6 +291,23 @@ func (c *TrainConfig) validate() error {
 	}
 	if !contains(trainOptimizers, c.Optimizer) {
 		return fmt.Errorf("--optimizer %q: want one of %s", c.Optimizer, strings.Join(trainOptimizers, ", "))
+	}
+	c.DType = strings.ToLower(c.DType)
+	if !contains(trainDTypes, c.DType) {
+		return fmt.Errorf("--dtype %q: want one of %s", c.DType, strings.Join(trainDTypes, ", "))
+	}
+	if c.DType == "f16" {
+		if !(c.LossScale > 0) || c.LossScale > math.MaxFloat32 {
+			return fmt.Errorf("--loss-scale %v: want a number > 0 that fits in float32", c.LossScale)
+		}
+		if c.LossScaleGrowthInterval < 1 {
+			return fmt.Errorf("--loss-scale-growth-interval %d: want at least 1", c.LossScaleGrowthInterval)
+		}
+		if c.Compile {
+			return fmt.Errorf("--compile does not support --dtype f16 (its loss scaler decides on the host whether each step is taken); bf16 and f64 compile")
+		}
+	} else {
+		c.LossScale, c.LossScaleGrowthInterval = 0, 0
 	}
 	if c.Epochs < 0 || c.Epochs == 0 && (c.LoadPath == "" || c.ResumePath != "") {
 		return fmt.Errorf("--epochs %d: want at least 1 (0 only with --load, to evaluate a saved model)", c.Epochs)

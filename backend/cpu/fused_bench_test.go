@@ -60,6 +60,14 @@ func benchFused(b *testing.B, p *ir.FusedProgram, inputs []backend.Tensor) {
 			p.Run(be, inputs)
 		}
 	})
+	// The two in turn, under the same load: unfused/fused-time is the
+	// speed-up of fusion.
+	b.Run("interleaved", func(b *testing.B) {
+		benchInterleaved(b, []string{"fused", "unfused"}, []func(){
+			func() { be.ExecFused(p, inputs) },
+			func() { p.Run(be, inputs) },
+		})
+	})
 }
 
 // BenchmarkFusedChain is gelu(x·a + b)·c on 16M float32 elements: eleven

@@ -28,10 +28,10 @@ func forEachErfISA(t testing.TB, f func(name string)) {
 // on the float32 values whose bits are first, first+stride, ... up to
 // 2^32, and returns how many it checked. Blocks of 4099 elements give the
 // kernels a tail for the portable loop.
-func checkErf(t *testing.T, name string, first, stride uint64) int {
+func checkErf(t *testing.T, name string, first, stride uint64) uint64 {
 	const block = 4099
 	a, o := make([]float32, block), make([]float32, block)
-	n := 0
+	var n uint64
 	for b := first; b < 1<<32; {
 		k := 0
 		for ; k < block && b < 1<<32; k++ {
@@ -46,7 +46,7 @@ func checkErf(t *testing.T, name string, first, stride uint64) int {
 				return n
 			}
 		}
-		n += k
+		n += uint64(k)
 	}
 	return n
 }
@@ -61,9 +61,9 @@ func TestFusedErfExact(t *testing.T) {
 	forEachErfISA(t, func(name string) {
 		if exhaustive {
 			w := workers.Workers()
-			counts := make([]int, w)
+			counts := make([]uint64, w)
 			workers.ParallelFor(w, func(i int) { counts[i] = checkErf(t, name, uint64(i), uint64(w)) })
-			total := 0
+			var total uint64
 			for _, c := range counts {
 				total += c
 			}

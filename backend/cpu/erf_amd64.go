@@ -6,9 +6,9 @@ import "golang.org/x/sys/cpu"
 
 // The erf kernels of erf_amd64.s (see fused_erf.go): n is a multiple of
 // the kernel's block (16 elements for AVX-512, 8 for AVX2), tab the
-// erfTables row of its polynomial. Each returns after the first block
-// holding an element marked erfRedo, or at n, with the number of elements
-// done.
+// erfTables row of its polynomial. Each stops before the first block
+// holding an element to compute with math.Erf, which it leaves unwritten,
+// or at n, and returns the number of elements it wrote.
 
 //go:noescape
 func erfAVX512(o, a *float32, n int, tab *float64) int
@@ -50,7 +50,10 @@ func erfVec(o, a []float32) int {
 	_ = a[m-1]
 	for i := 0; i < m; {
 		i += kern(&o[i], &a[i], m-i, tab)
-		erfFix(o[i-blk:i], a[i-blk:i])
+		if i < m {
+			erfGo(o[i:i+blk], a[i:i+blk])
+			i += blk
+		}
 	}
 	return m
 }

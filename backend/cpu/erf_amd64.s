@@ -7,12 +7,12 @@
 // Erf kernels (see fused_erf.go): for each float32 x, y = x·p(s) in
 // float64 on the polynomial of |x|'s interval, the coefficients looked up
 // per lane with a register permute (no gathers, no branches), y = ±1 from
-// erfSpan on; the result is float32(y), or the marker erfRedo, which the
-// caller replaces with math.Erf's value, where the low 29 mantissa bits of
-// y are within erfWidth of erfMid, and for NaN and subnormal x. Each
-// kernel returns after the first block holding a marker, or at n, with
-// the number of elements done; n is a multiple of the block (16 elements
-// for AVX-512, 8 for AVX2).
+// erfSpan on; the result is float32(y). Where the low 29 mantissa bits of
+// y are within erfWidth of erfMid, or x is NaN or subnormal, math.Erf must
+// give the result: each kernel stops before storing such a block (so its
+// input stays intact for the caller, even in place) and returns the number
+// of elements it stored; else it stores all n, a multiple of the block (16
+// elements for AVX-512, 8 for AVX2).
 
 // |x|: the float64 sign bit cleared
 DATA erfAbs<>+0(SB)/8, $0x7fffffffffffffff
@@ -112,20 +112,6 @@ DATA erfLimit<>+16(SB)/8, $0x8000000000010000
 DATA erfLimit<>+24(SB)/8, $0x8000000000010000
 GLOBL erfLimit<>(SB), RODATA|NOPTR, $32
 
-// a float64 NaN that rounds to the float32 erfRedo
-DATA erfMark64<>+0(SB)/8, $0x7ff81bd5a0000000
-DATA erfMark64<>+8(SB)/8, $0x7ff81bd5a0000000
-DATA erfMark64<>+16(SB)/8, $0x7ff81bd5a0000000
-DATA erfMark64<>+24(SB)/8, $0x7ff81bd5a0000000
-GLOBL erfMark64<>(SB), RODATA|NOPTR, $32
-
-// erfRedo
-DATA erfMark32<>+0(SB)/8, $0x7fc0dead7fc0dead
-DATA erfMark32<>+8(SB)/8, $0x7fc0dead7fc0dead
-DATA erfMark32<>+16(SB)/8, $0x7fc0dead7fc0dead
-DATA erfMark32<>+24(SB)/8, $0x7fc0dead7fc0dead
-GLOBL erfMark32<>(SB), RODATA|NOPTR, $32
-
 // func erfAVX512(o, a *float32, n int, tab *float64) int
 TEXT ·erfAVX512(SB), NOSPLIT, $0-40
 	MOVQ o+0(FP), DI
@@ -146,7 +132,6 @@ TEXT ·erfAVX512(SB), NOSPLIT, $0-40
 	VMOVUPD 640(DX), Z30
 	VBROADCASTSD erfAbs<>(SB), Z31
 	VBROADCASTSD erfOne<>(SB), Z19
-	VPBROADCASTD erfMark32<>(SB), Y18
 
 erf512loop:
 	CMPQ AX, CX
@@ -231,15 +216,14 @@ erf512loop:
 	KORB K6, K5, K5
 	VCVTPD2PS Z0, Y8
 	VCVTPD2PS Z9, Y17
-	VMOVDQU32 Y18, K2, Y8
-	VMOVDQU32 Y18, K5, Y17
-	VMOVUPS Y8, 0(DI)
+	KORTESTB K2, K5
+	JNZ  erf512done
+	VMOVUPS Y8, (DI)
 	VMOVUPS Y17, 32(DI)
 	ADDQ $64, SI
 	ADDQ $64, DI
 	ADDQ $16, AX
-	KORTESTB K2, K5
-	JZ   erf512loop
+	JMP  erf512loop
 
 erf512done:
 	MOVQ AX, ret+32(FP)
@@ -351,21 +335,18 @@ erf2loop:
 	VPCMPGTQ erfLimit<>(SB), Y10, Y10
 	VPANDN Y2, Y5, Y5
 	VPANDN Y10, Y13, Y13
-	VMOVUPD erfMark64<>(SB), Y7
-	VMOVUPD erfMark64<>(SB), Y15
-	VBLENDVPD Y5, Y6, Y7, Y6
-	VBLENDVPD Y13, Y14, Y15, Y14
 	VCVTPD2PSY Y6, X6
 	VCVTPD2PSY Y14, X14
-	VMOVUPS X6, 0(DI)
+	VPAND Y5, Y13, Y13
+	VMOVMSKPD Y13, BX
+	CMPQ BX, $15
+	JNE  erf2done
+	VMOVUPS X6, (DI)
 	VMOVUPS X14, 16(DI)
 	ADDQ $32, SI
 	ADDQ $32, DI
 	ADDQ $8, AX
-	VPAND Y5, Y13, Y13
-	VMOVMSKPD Y13, BX
-	CMPQ BX, $15
-	JEQ  erf2loop
+	JMP  erf2loop
 
 erf2done:
 	MOVQ AX, ret+32(FP)

@@ -140,26 +140,13 @@ const (
 	erfWithAVX512        // erfAVX512, then erfGo
 )
 
-// erfRedo marks, in a kernel's output, an element to compute with
-// math.Erf: a NaN whose payload math.Erf never gives.
-const erfRedo = 0x7fc0dead
-
-// erfF32 computes o[i] = float32(math.Erf(float64(a[i]))): the bulk with
-// the AVX-512 or AVX2 kernel where the CPU has one, the rest with erfGo.
+// erfF32 computes o[i] = float32(math.Erf(float64(a[i]))) (o and a may
+// be the same slice): the bulk with the AVX-512 or AVX2 kernel where the
+// CPU has one, the rest with erfGo.
 func erfF32(o, a []float32) {
 	a = a[:len(o)]
 	m := erfVec(o, a)
 	erfGo(o[m:], a[m:])
-}
-
-// erfFix recomputes with math.Erf the elements of o that a kernel marked
-// with erfRedo.
-func erfFix(o, a []float32) {
-	for i, r := range o {
-		if math.Float32bits(r) == erfRedo {
-			o[i] = float32(math.Erf(float64(a[i])))
-		}
-	}
 }
 
 // erfRedoBits reports whether y, erf(x) computed in float64 (|y| ≥
@@ -172,14 +159,12 @@ func erfRedoBits(y float64) bool {
 func erfGo(o, a []float32) {
 	tab := &erfTable().c8
 	a = a[:len(o)]
-	redo := 0
 	for i, v := range a {
 		x := float64(v)
 		ax := math.Abs(x)
 		if !(ax < erfSpan) || ax < erfTiny && ax != 0 { // NaN, ±Inf, ±1, subnormal
 			if ax != ax || ax < erfTiny {
-				o[i] = math.Float32frombits(erfRedo)
-				redo++
+				o[i] = float32(math.Erf(x))
 				continue
 			}
 			o[i] = float32(math.Copysign(1, x))
@@ -196,13 +181,8 @@ func erfGo(o, a []float32) {
 		q2 := (tab[8][k] + tab[9][k]*s) + tab[10][k]*s2
 		y := (q0 + (q1+q2*s4)*s4) * x
 		if erfRedoBits(y) {
-			o[i] = math.Float32frombits(erfRedo)
-			redo++
-			continue
+			y = math.Erf(x) // rare: a well-predicted branch
 		}
 		o[i] = float32(y)
-	}
-	if redo > 0 {
-		erfFix(o, a)
 	}
 }

@@ -114,6 +114,11 @@ const (
 	serialElems = 1 << 15
 )
 
+// ntMin is the output size (elements) from which additions stream their
+// results past the caches (non-temporal stores): such outputs do not fit
+// in the caches anyway, and streaming saves reading them in first.
+const ntMin = 1 << 22
+
 // forChunks calls f over [0, n) in cache-sized chunks, in parallel on the
 // worker pool when n is large.
 func forChunks(n int, f func(lo, hi int)) {

@@ -15,8 +15,9 @@
 //
 //   - Matmul in F32/Flex32/F64 on the packed SIMD GEMM of internal/gemm
 //     (AVX-512 or AVX2+FMA assembly, batched, broadcast batch axes,
-//     transposed views passed as transposed operands without copying); F16
-//     and BF16 through float32.
+//     transposed views passed as transposed operands without copying, small
+//     products read in place on one goroutine); F16 and BF16 through
+//     float32.
 //   - Conv2d, ConvTranspose2d (which autodiff also uses for the input
 //     gradients of both) and Conv2dWeightGrad in float32 with unit stride
 //     and enough channels for a vector (the MNIST CNN's layers among
@@ -38,7 +39,8 @@
 //     stride 2), bit-identical to the decompositions (strided views, Cat,
 //     ReduceMax, and their gradient).
 //   - Float32 elementwise Add, Sub, Mul, Div, Max, Min, the comparisons,
-//     Where, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh and Sigmoid, the
+//     Where, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Recip, Tanh, Sigmoid and Erf
+//     (a vector erf bit-identical to math.Erf's rounded result), the
 //     Bool to F32 Cast, and the Sum/Max/Min reductions along the last axis
 //     (and full reductions), on contiguous operands broadcast as a full
 //     tensor, a trailing row, a leading column, a middle block (a

@@ -231,6 +231,8 @@ type fplan struct {
 	f32     fbank[float32]
 	f64     fbank[float64]
 	b       fbank[bool]
+	pf      int  // the step that prefetches the next block's inputs, or -1
+	nt      bool // F32 outputs go through a scratch buffer and streaming stores
 
 	stepsArr   [16]fstep
 	outRefsArr [3]fref
@@ -320,6 +322,7 @@ func compileFused(p *ir.FusedProgram, inputs []backend.Tensor) (*fplan, bool) {
 		}
 	}
 	c.allocSlots()
+	pl.plan()
 	return pl, true
 }
 

@@ -60,6 +60,14 @@ func benchFused(b *testing.B, p *ir.FusedProgram, inputs []backend.Tensor) {
 			p.Run(be, inputs)
 		}
 	})
+	// The two in turn, under the same load: unfused/fused-time is the
+	// speed-up of fusion.
+	b.Run("interleaved", func(b *testing.B) {
+		benchInterleaved(b, []string{"fused", "unfused"}, []func(){
+			func() { be.ExecFused(p, inputs) },
+			func() { p.Run(be, inputs) },
+		})
+	})
 }
 
 // BenchmarkFusedChain is gelu(x·a + b)·c on 16M float32 elements: eleven
@@ -74,4 +82,30 @@ func BenchmarkFusedChain(b *testing.B) {
 func BenchmarkFusedChainAdam(b *testing.B) {
 	shape := []int{100000}
 	benchFused(b, fusedAdam(shape, 1e-3, 0.9, 0.999, 1e-8, 3), normalInputs(newTestBackend(), 4, shape))
+}
+
+// BenchmarkFusedChainOverlap runs the 16M gelu chain fused with and
+// without prefetching the next block's inputs during erf and streaming
+// the output, interleaved ("<variant>/both-time" compares each with both
+// on).
+func BenchmarkFusedChainOverlap(b *testing.B) {
+	shape := []int{1 << 24}
+	be := newTestBackend()
+	p, inputs := fusedGeluChain(shape), normalInputs(be, 4, shape)
+	pmin, smin := fusedPrefetchMin, fusedStreamMin
+	defer func() { fusedPrefetchMin, fusedStreamMin = pmin, smin }()
+	run := func(pf, st bool) func() {
+		return func() {
+			fusedPrefetchMin, fusedStreamMin = pmin, smin
+			if !pf {
+				fusedPrefetchMin = math.MaxInt
+			}
+			if !st {
+				fusedStreamMin = math.MaxInt
+			}
+			be.ExecFused(p, inputs)
+		}
+	}
+	benchInterleaved(b, []string{"both", "prefetch", "stream", "neither"},
+		[]func(){run(true, true), run(true, false), run(false, true), run(false, false)})
 }

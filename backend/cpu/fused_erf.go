@@ -6,61 +6,89 @@ import (
 )
 
 // A fast float32 erf, bit-identical to float32(math.Erf(float64(x))), the
-// value flex's Erf kernel gives.
+// value flex's Erf kernel gives. The fused loops, the Erf kernel and so
+// Gelu (composed from Erf) all use it, on every instruction set, so their
+// results agree bit for bit with each other and with flex.
 //
 // math.Erf is exact to about a float64 ulp but costly: branches on the
 // argument's range and sign that mispredict on real data, and two calls
-// of math.Exp for most |x| > 0.84. erfF32 instead evaluates a
-// piecewise polynomial, without branches, in float64: on erfParts
-// intervals of [0, erfSpan) a degree-erfDeg polynomial fitted at
-// Chebyshev nodes (of erf(x)/x on the first interval, so that the error
-// stays relative near 0), whose relative error is below 2^-48. Its result
-// y rounds to the same float32 as math.Erf's whenever y − erfGuard·y and
-// y + erfGuard·y round to one float32 (2^-40: 256 times the polynomial's
-// error, which covers math.Erf's own error as well); the few elements
-// (about 2^-15 of them) whose guard interval holds a midpoint between
-// float32 values are computed with math.Erf.
+// of math.Exp for most |x| > 0.84. erfF32 instead evaluates, without
+// branches and in float64, y = x·p(s): p is a polynomial fitted at
+// Chebyshev nodes to erf(x)/x (an even function, smooth everywhere, so
+// the error stays relative near 0) on one of a few equal intervals of
+// [0, erfSpan), s ∈ [0, 1) the position of |x| in its interval. Two
+// tables of the same function: erfParts8 intervals of degree erfDeg8 (the
+// AVX-512 kernel, whose VPERMPD looks up a coefficient for 8 lanes from
+// one register, and the portable loop) and erfParts4 intervals of degree
+// erfDeg4 (the AVX2 kernel, whose VPERMPS looks up 4 float64 lanes from
+// one register). Both fits have a relative error below 2^-43
+// (TestFusedErfFit); with the float64 evaluation's rounding and math.Erf's
+// own error, |y − math.Erf(x)| < 2^-38·|y|.
+//
+// Rounding y to float32 drops the low 29 bits of its float64 mantissa;
+// the result is the same as math.Erf's unless those bits are within 2^15
+// (2^-38·2^53) of 2^28, half a float32 ulp. Such elements (about 2^-13 of
+// them) are computed again with math.Erf, as are NaNs and float32
+// subnormals (whose erf may be subnormal too, where the rounding point
+// moves).
 // Odd symmetry is exact in math.Erf (its sign is applied last, and
-// rounding to nearest is symmetric), so the kernel works on |x| and sets
-// the sign bit of the result; NaN, ±Inf and |x| ≥ erfSpan (where
-// math.Erf is exactly ±1) go to math.Erf directly.
+// rounding to nearest is symmetric), so the intervals cover |x|; from
+// erfSpan on (±Inf included) math.Erf rounds to ±1 in float32 (erfc(4) ≈
+// 1.5e-8 is below half a float32 ulp of 1, 2^-25).
+//
+// TestFusedErfExact checks every kernel against math.Erf on a dense
+// sample of all float32 bit patterns; EMBER_EXHAUSTIVE_ERF=1 checks all
+// 2^32 of them.
 const (
-	erfSpan  = 6
-	erfParts = 24
-	erfDeg   = 10
-	erfGuard = 0x1p-40
+	erfSpan   = 4
+	erfParts8 = 8
+	erfDeg8   = 10
+	erfParts4 = 4
+	erfDeg4   = 13
+	erfMid    = 1 << 28 // half a float32 ulp in the dropped bits
+	erfWidth  = 1 << 15 // the uncertain distance from it
+	erfTiny   = 0x1p-126
 )
 
-// erfRow is one interval's polynomial: c[0..erfDeg] in t ∈ [-1, 1] (the
-// interval mapped onto it), then A and B: erf(x) ≈ p(t)·(A·x + B), A = 1
-// and B = 0 on the first interval, A = 0 and B = 1 elsewhere.
-type erfRow [erfDeg + 3]float64
+// erfTables holds the polynomials coefficient by coefficient: c8[j][k] is
+// the coefficient of s^j on interval k of erfParts8 (one 64-byte row per
+// coefficient, a ZMM register of 8 float64), c4 likewise for erfParts4.
+type erfTables struct {
+	c8 [erfDeg8 + 1][erfParts8]float64
+	c4 [erfDeg4 + 1][erfParts4]float64
+}
 
 // erfTable returns the polynomials, fitted once from math.Erf.
-var erfTable = sync.OnceValue(func() *[erfParts]erfRow {
-	var tab [erfParts]erfRow
-	const w = float64(erfSpan) / erfParts
-	for k := range tab {
-		mid, half := (float64(k)+0.5)*w, w/2
-		f := func(t float64) float64 { return math.Erf(mid + half*t) }
-		tab[k][erfDeg+2] = 1
-		if k == 0 {
-			f = func(t float64) float64 { x := mid + half*t; return math.Erf(x) / x }
-			tab[k][erfDeg+1], tab[k][erfDeg+2] = 1, 0
+var erfTable = sync.OnceValue(func() *erfTables {
+	tab := new(erfTables)
+	fit := func(parts, deg int, set func(j, k int, c float64)) {
+		w := float64(erfSpan) / float64(parts)
+		for k := range parts {
+			f := func(s float64) float64 {
+				x := (float64(k) + s) * w
+				if x == 0 {
+					return 2 / math.Sqrt(math.Pi) // the limit of erf(x)/x
+				}
+				return math.Erf(x) / x
+			}
+			for j, c := range chebyshevFit(f, deg) {
+				set(j, k, c)
+			}
 		}
-		copy(tab[k][:erfDeg+1], chebyshevFit(f, erfDeg))
 	}
-	return &tab
+	fit(erfParts8, erfDeg8, func(j, k int, c float64) { tab.c8[j][k] = c })
+	fit(erfParts4, erfDeg4, func(j, k int, c float64) { tab.c4[j][k] = c })
+	return tab
 })
 
 // chebyshevFit returns the monomial coefficients (constant first) of the
 // polynomial of degree deg interpolating f at the Chebyshev nodes of
-// [-1, 1].
+// [0, 1].
 func chebyshevFit(f func(float64) float64, deg int) []float64 {
 	n := deg + 1
 	fs := make([]float64, n)
 	for j := range fs {
-		fs[j] = f(math.Cos(math.Pi * (float64(j) + 0.5) / float64(n)))
+		fs[j] = f((1 + math.Cos(math.Pi*(float64(j)+0.5)/float64(n))) / 2)
 	}
 	out := make([]float64, n)
 	prev, cur := make([]float64, n), make([]float64, n) // T_{m-1}, T_m as monomials
@@ -90,64 +118,71 @@ func chebyshevFit(f func(float64) float64, deg int) []float64 {
 		}
 		prev, cur = cur, next
 	}
-	return out
+	// From t ∈ [-1, 1] to s = (t+1)/2: p(2s − 1), by Horner's rule on
+	// polynomials.
+	ps := make([]float64, n)
+	for j := n - 1; j >= 0; j-- {
+		for i := n - 1; i >= 0; i-- { // ps ← ps·(2s − 1)
+			ps[i] = -ps[i]
+			if i > 0 {
+				ps[i] += 2 * ps[i-1]
+			}
+		}
+		ps[0] += out[j]
+	}
+	return ps
 }
 
-// erfEdge holds math.Erf's results that erfF32 does not compute: its
-// NaN, and its value from erfSpan on (1).
-var erfEdge = sync.OnceValue(func() [2]float32 {
-	return [2]float32{float32(math.Erf(math.NaN())), float32(math.Erf(erfSpan))}
-})
+// Instruction sets of the erf kernels, for erfISA.
+const (
+	erfGeneric    = iota // erfGo only
+	erfWithAVX2          // erfAVX2, then erfGo
+	erfWithAVX512        // erfAVX512, then erfGo
+)
 
-// erfRedo marks, in erfF32's output, an element to compute with math.Erf:
-// a NaN whose payload math.Erf never gives.
-const erfRedo = 0x7fc0dead
-
-// erfF32 computes o[i] = float32(math.Erf(float64(a[i]))).
+// erfF32 computes o[i] = float32(math.Erf(float64(a[i]))) (o and a may
+// be the same slice): the bulk with the AVX-512 or AVX2 kernel where the
+// CPU has one, the rest with erfGo.
 func erfF32(o, a []float32) {
-	tab, edge := erfTable(), erfEdge()
 	a = a[:len(o)]
-	redo := 0
+	m := erfVec(o, a)
+	erfGo(o[m:], a[m:])
+}
+
+// erfRedoBits reports whether y, erf(x) computed in float64 (|y| ≥
+// 2^-126), may round to another float32 than math.Erf(x).
+func erfRedoBits(y float64) bool {
+	return math.Float64bits(y)&(1<<29-1)-(erfMid-erfWidth) <= 2*erfWidth
+}
+
+// erfGo is erfF32 in portable Go, on the erfParts8 table.
+func erfGo(o, a []float32) {
+	tab := &erfTable().c8
+	a = a[:len(o)]
 	for i, v := range a {
 		x := float64(v)
 		ax := math.Abs(x)
-		sign := math.Float32bits(v) & (1 << 31)
-		if !(ax < erfSpan) { // NaN, ±Inf, ±1
-			r := edge[1]
-			if ax != ax {
-				r, sign = edge[0], 0
+		if !(ax < erfSpan) || ax < erfTiny && ax != 0 { // NaN, ±Inf, ±1, subnormal
+			if ax != ax || ax < erfTiny {
+				o[i] = float32(math.Erf(x))
+				continue
 			}
-			o[i] = math.Float32frombits(math.Float32bits(r) | sign)
+			o[i] = float32(math.Copysign(1, x))
 			continue
 		}
-		u := ax * (erfParts / erfSpan)
+		u := ax * (erfParts8 / erfSpan)
 		k := int(u)
-		t := 2*(u-float64(k)) - 1
-		c := &tab[k]
+		s := u - float64(k)
 		// Estrin's scheme: short dependency chains.
-		t2 := t * t
-		t4 := t2 * t2
-		q0 := (c[0] + c[1]*t) + (c[2]+c[3]*t)*t2
-		q1 := (c[4] + c[5]*t) + (c[6]+c[7]*t)*t2
-		q2 := (c[8] + c[9]*t) + c[10]*t2
-		p := q0 + (q1+q2*t4)*t4
-		y := p * (c[erfDeg+1]*ax + c[erfDeg+2])
-		// Rounding is monotonic: when both ends of the guard round to
-		// one float32, so does everything between them.
-		d := y * erfGuard
-		bits := math.Float32bits(float32(y + d))
-		if bits != math.Float32bits(float32(y-d)) {
-			bits = erfRedo
-			redo++
+		s2 := s * s
+		s4 := s2 * s2
+		q0 := (tab[0][k] + tab[1][k]*s) + (tab[2][k]+tab[3][k]*s)*s2
+		q1 := (tab[4][k] + tab[5][k]*s) + (tab[6][k]+tab[7][k]*s)*s2
+		q2 := (tab[8][k] + tab[9][k]*s) + tab[10][k]*s2
+		y := (q0 + (q1+q2*s4)*s4) * x
+		if erfRedoBits(y) {
+			y = math.Erf(x) // rare: a well-predicted branch
 		}
-		o[i] = math.Float32frombits(bits | sign)
-	}
-	if redo == 0 {
-		return
-	}
-	for i, r := range o {
-		if math.Float32bits(r)&^(1<<31) == erfRedo {
-			o[i] = float32(math.Erf(float64(a[i])))
-		}
+		o[i] = float32(y)
 	}
 }

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/emberml/ember/backend"
 )
@@ -60,10 +61,110 @@ func (pl *fplan) runChunk(lo, hi int) {
 	for b := lo; b < hi; b += pl.blk {
 		bh := min(b+pl.blk, hi)
 		for i := range pl.steps {
-			pl.exec(e, &pl.steps[i], b, bh)
+			st := &pl.steps[i]
+			switch {
+			case i == pl.pf && bh < hi:
+				pl.execPrefetching(e, st, b, bh, min(bh+pl.blk, hi))
+			case pl.nt && st.dst.src == srcOut && st.dst.cls == clsF32:
+				pl.execStreaming(e, st, b, bh)
+			default:
+				pl.exec(e, st, b, bh)
+			}
 		}
 	}
 	fusedScratch.Put(sc)
+}
+
+// Overlapping memory with computation. Blocks of a large plan stream
+// their full inputs from memory, and a step that computes for long per
+// element (a transcendental unary op: erf, exp, tanh, ...) leaves memory
+// idle while it runs, since the hardware prefetchers follow the loads,
+// which stop. So the first such step runs on a block in pfPieces pieces,
+// and before each piece the next block's full inputs are prefetched, a
+// pfPieces-th at a time: their loads then overlap the computation. Large
+// F32 outputs are written with streaming (non-temporal) stores from a
+// scratch buffer, which saves reading each output line before writing
+// it.
+const pfPieces = 16
+
+// The plan sizes (elements) from which blocks prefetch (1 MiB of float32
+// an input) and outputs stream (ntMin, 16 MiB of float32); tests lower
+// them to run every program through both paths, benchmarks raise them to
+// compare.
+var (
+	fusedPrefetchMin = 1 << 18
+	fusedStreamMin   = ntMin
+)
+
+// plan chooses the prefetching step and whether outputs stream, once the
+// steps and scratch buffers are final; an output that streams takes one
+// more F32 scratch buffer.
+func (pl *fplan) plan() {
+	pl.pf = -1
+	if pl.n >= fusedPrefetchMin && len(pl.f32.ins)+len(pl.f64.ins)+len(pl.b.ins) > 0 {
+		for i := range pl.steps {
+			if st := &pl.steps[i]; st.op == opUnary && slowUnary(backend.UnaryOp(st.sub)) {
+				pl.pf = i
+				break
+			}
+		}
+	}
+	if pl.n >= fusedStreamMin && streamable() && len(pl.f32.outs) > 0 {
+		pl.nt = true
+		pl.f32.slots++
+	}
+}
+
+// slowUnary reports whether op is a transcendental function, which takes
+// many cycles an element (a vector or scalar polynomial, or math's
+// functions).
+func slowUnary(op backend.UnaryOp) bool {
+	switch op {
+	case backend.OpExp, backend.OpLog, backend.OpLog1p, backend.OpExpm1, backend.OpSin,
+		backend.OpCos, backend.OpTanh, backend.OpSigmoid, backend.OpErf:
+		return true
+	}
+	return false
+}
+
+// execPrefetching runs step st, a unary op, over the block [lo, hi) in
+// pfPieces pieces, each after prefetching its share of [hi, next) of
+// every full input.
+func (pl *fplan) execPrefetching(e *fenv, st *fstep, lo, hi, next int) {
+	n := hi - lo
+	per := (n + pfPieces - 1) / pfPieces
+	share := (next - hi + pfPieces - 1) / pfPieces
+	for q := range pfPieces {
+		if a, b := hi+q*share, min(hi+(q+1)*share, next); a < b {
+			pl.prefetchInputs(a, b)
+		}
+		if p0, p1 := q*per, min((q+1)*per, n); p0 < p1 {
+			pl.unaryPart(e, st, lo, hi, p0, p1)
+		}
+	}
+}
+
+// prefetchInputs prefetches elements [a, b) of every full input.
+func (pl *fplan) prefetchInputs(a, b int) {
+	for _, in := range pl.f32.ins {
+		prefetch(unsafe.Pointer(&in[a]), 4*(b-a))
+	}
+	for _, in := range pl.f64.ins {
+		prefetch(unsafe.Pointer(&in[a]), 8*(b-a))
+	}
+	for _, in := range pl.b.ins {
+		prefetch(unsafe.Pointer(&in[a]), b-a)
+	}
+}
+
+// execStreaming runs step st, whose result is an F32 output, over the
+// block [lo, hi) into the last F32 scratch buffer, and stores that into
+// the output with streaming stores.
+func (pl *fplan) execStreaming(e *fenv, st *fstep, lo, hi int) {
+	tmp := *st
+	tmp.dst = fref{cls: clsF32, src: srcSlot, idx: int32(pl.f32.slots - 1)}
+	pl.exec(e, &tmp, lo, hi)
+	storeStream(pl.f32.outs[st.dst.idx][lo:hi], e.s32[pl.f32.slots-1][:hi-lo])
 }
 
 // fscratch is the backing memory of an fenv, recycled across runs.
@@ -121,22 +222,7 @@ func (pl *fplan) exec(e *fenv, st *fstep, lo, hi int) {
 			copyStep(lb, st, lo, hi)
 		}
 	case opUnary:
-		u := backend.UnaryOp(st.sub)
-		if st.dst.cls == clsF32 {
-			o, a := l32.vec(st.dst, lo, hi), l32.vec(st.a, lo, hi)
-			switch {
-			case u == backend.OpSqrt:
-				fusedSqrt(o, a)
-			case fastUnary(u):
-				unaryF32(u, o, a)
-			case u == backend.OpErf:
-				erfF32(o, a)
-			default:
-				unaryFloat(u, o, a)
-			}
-		} else {
-			unaryF64(u, l64.vec(st.dst, lo, hi), l64.vec(st.a, lo, hi))
-		}
+		pl.unaryPart(e, st, lo, hi, 0, hi-lo)
 	case opBinary:
 		if st.dst.cls == clsF32 {
 			binaryStep32(l32, st, lo, hi)
@@ -167,6 +253,27 @@ func (pl *fplan) exec(e *fenv, st *fstep, lo, hi int) {
 	case opCast:
 		castStep(l32, l64, lb, st, lo, hi)
 	}
+}
+
+// unaryPart runs unary step st on elements [p0, p1) of the block [lo,
+// hi).
+func (pl *fplan) unaryPart(e *fenv, st *fstep, lo, hi, p0, p1 int) {
+	u := backend.UnaryOp(st.sub)
+	if st.dst.cls == clsF32 {
+		l32 := lane[float32]{&pl.f32, e.s32}
+		o, a := l32.vec(st.dst, lo, hi)[p0:p1], l32.vec(st.a, lo, hi)[p0:p1]
+		switch {
+		case u == backend.OpSqrt:
+			fusedSqrt(o, a)
+		case fastUnary(u):
+			unaryF32(u, o, a)
+		default:
+			unaryFloat(u, o, a)
+		}
+		return
+	}
+	l64 := lane[float64]{&pl.f64, e.s64}
+	unaryF64(u, l64.vec(st.dst, lo, hi)[p0:p1], l64.vec(st.a, lo, hi)[p0:p1])
 }
 
 // copyStep stores value st.a into st.dst (an output).

@@ -363,6 +363,43 @@ func TestFusedRandomPrograms(t *testing.T) {
 	}
 }
 
+// TestFusedPrefetchStream runs random programs with every plan
+// prefetching its next blocks and streaming its F32 outputs (the paths of
+// large plans), and a large gelu chain with the real thresholds, against
+// Exec.
+func TestFusedPrefetchStream(t *testing.T) {
+	be := newTestBackend()
+	pmin, smin := fusedPrefetchMin, fusedStreamMin
+	defer func() { fusedPrefetchMin, fusedStreamMin = pmin, smin }()
+	fusedPrefetchMin, fusedStreamMin = 0, 0
+	r := rand.New(rand.NewPCG(31, 7))
+	iters := 600
+	if testing.Short() || fusedRace {
+		iters = 150
+	}
+	for it := range iters {
+		p, inputs := randomFused(r, be)
+		got, ok := be.ExecFused(p, inputs)
+		if !ok {
+			t.Fatalf("program %d declined:\n%s", it, describe(p))
+		}
+		sameTensors(t, be, fmt.Sprintf("program %d:\n%s\n", it, describe(p)), got, p.Run(be, inputs), true)
+	}
+	fusedPrefetchMin, fusedStreamMin = pmin, smin
+	n := smin + 3*fusedBlock + 37 // both paths, a partial last block
+	if fusedRace {
+		n = pmin + 3*fusedBlock + 37
+	}
+	shape := []int{n}
+	p := fusedGeluChain(shape)
+	inputs := normalInputs(be, 4, shape)
+	got, ok := be.ExecFused(p, inputs)
+	if !ok {
+		t.Fatal("gelu chain declined")
+	}
+	sameTensors(t, be, "gelu chain", got, p.Run(be, inputs), false)
+}
+
 // TestFusedEveryNode runs every node FusesNode accepts, alone and over
 // broadcast operands, against Exec.
 func TestFusedEveryNode(t *testing.T) {

@@ -225,3 +225,28 @@ func TestCacheFollowsWorkingSet(t *testing.T) {
 		t.Errorf("%d buffers of the unused class still cached", n)
 	}
 }
+
+// TestReclaimPacesLargeBuffers churns 8 MiB buffers, one live at a time:
+// the allocator collects at most once per reclaimBuffers of them (not
+// once per 16 MiB step, every other buffer) and reserves at most two
+// steps of them.
+func TestReclaimPacesLargeBuffers(t *testing.T) {
+	be := newTestBackend()
+	const elems = 2 << 20 // 8 MiB of float32, a class of its own
+	const n = 40
+	var maxReserved uint64
+	for range n {
+		b := be.f32(elems)
+		b[0] = 1
+		u, _ := be.MemoryPoolUsage()
+		maxReserved = max(maxReserved, u.BytesReserved)
+	}
+	gcs := be.alloc.forcedGC.Load()
+	if gcs > n/reclaimBuffers+1 || gcs < 2 {
+		t.Errorf("%d collections for %d buffers, want between 2 and %d", gcs, n, n/reclaimBuffers+1)
+	}
+	if bound := uint64(2*reclaimBuffers*elems*4 + elems*4); maxReserved > bound {
+		t.Errorf("reserved up to %d bytes, want at most %d", maxReserved, bound)
+	}
+	t.Logf("%d collections, up to %d MiB reserved", gcs, maxReserved>>20)
+}

@@ -15,10 +15,11 @@ func sumF32AVX2(x *float32, n int) float64
 //go:noescape
 func addF32AVX2(o, a, b *float32, n int, nt bool)
 
-// ntMin is the output size (elements) from which additions stream their
-// results past the caches (non-temporal stores): such outputs do not fit
-// in the caches anyway, and streaming saves reading them in first.
-const ntMin = 1 << 22
+//go:noescape
+func prefetchT0(p unsafe.Pointer, lines int)
+
+//go:noescape
+func streamF32AVX2(o, a *float32, n int)
 
 // sumF32 is the float64 sum of x.
 func sumF32(x []float32) float64 {
@@ -41,4 +42,27 @@ func addF32(o, a, b []float32, total int) {
 	nt := total >= ntMin && uintptr(unsafe.Pointer(&o[0]))%32 == 0
 	addF32AVX2(&o[0], &a[0], &b[0], m, nt)
 	addGo(o[m:], a[m:], b[m:])
+}
+
+// prefetch asks for the cache lines of the bytes [p, p+n) (PREFETCHT0).
+func prefetch(p unsafe.Pointer, n int) {
+	if n > 0 {
+		prefetchT0(p, (int(uintptr(p))&63+n+63)/64)
+	}
+}
+
+// streamable reports whether storeStream streams (with AVX2).
+func streamable() bool { return hasAVX2 }
+
+// storeStream copies a into o with non-temporal stores where o is 32-byte
+// aligned and the CPU has AVX2 (the bulk; the rest by copy): the lines of
+// o are written without being read first, and not kept in the caches.
+func storeStream(o, a []float32) {
+	a = a[:len(o)]
+	m := 0
+	if hasAVX2 && len(o) >= 16 && uintptr(unsafe.Pointer(&o[0]))%32 == 0 {
+		m = len(o) &^ 15
+		streamF32AVX2(&o[0], &a[0], m)
+	}
+	copy(o[m:], a[m:])
 }

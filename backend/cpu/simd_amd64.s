@@ -81,3 +81,45 @@ addnt:
 adddone:
 	VZEROUPPER
 	RET
+
+// func prefetchT0(p unsafe.Pointer, lines int)
+// Prefetches lines cache lines (64 bytes) from p into all cache levels.
+TEXT ·prefetchT0(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ lines+8(FP), CX
+	TESTQ CX, CX
+	JLE  pfdone
+
+pfloop:
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	DECQ       CX
+	JNZ        pfloop
+
+pfdone:
+	RET
+
+// func streamF32AVX2(o, a *float32, n int)
+// o[i] = a[i] for n (a multiple of 16) values with non-temporal stores;
+// o is 32-byte aligned.
+TEXT ·streamF32AVX2(SB), NOSPLIT, $0-24
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   streamdone
+
+streamloop:
+	VMOVUPS  (SI), Y0
+	VMOVUPS  32(SI), Y1
+	VMOVNTPS Y0, (DI)
+	VMOVNTPS Y1, 32(DI)
+	ADDQ     $64, SI
+	ADDQ     $64, DI
+	DECQ     CX
+	JNZ      streamloop
+	SFENCE
+
+streamdone:
+	VZEROUPPER
+	RET

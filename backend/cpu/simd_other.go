@@ -2,8 +2,19 @@
 
 package cpu
 
+import "unsafe"
+
 // sumF32 is the float64 sum of x.
 func sumF32(x []float32) float64 { return sum64(x) }
 
 // addF32 sets o[i] = a[i] + b[i].
 func addF32(o, a, b []float32, total int) { addGo(o, a, b) }
+
+// prefetch does nothing here.
+func prefetch(p unsafe.Pointer, n int) {}
+
+// streamable reports false: storeStream only copies here.
+func streamable() bool { return false }
+
+// storeStream copies a into o.
+func storeStream(o, a []float32) { copy(o, a) }

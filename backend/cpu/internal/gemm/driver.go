@@ -40,6 +40,10 @@ func gemm[T float](kr *microKernel[T], transA, transB bool, m, n, k int, alpha T
 	if beta != 0 && beta != 1 {
 		scale(m, n, beta, c, ldc)
 	}
+	if alpha == 1 && kr.runS != nil && kr.runR != nil && float64(m)*float64(n)*float64(k) <= float64(directMax) {
+		gemmDirect(kr, transA, transB, m, n, k, a, lda, b, ldb, beta != 0, c, ldc)
+		return
+	}
 	w := workers.Workers()
 	if float64(m)*float64(n)*float64(k) < parallelMin {
 		w = 1

@@ -8,10 +8,14 @@
 // assembly for amd64 with AVX-512F (14×32 float32, 14×16 float64 tiles) or
 // AVX2+FMA (6×16 float32, 6×8 float64 tiles), and a pure-Go kernel
 // elsewhere (other GOARCHes included: there is no arm64 NEON kernel yet).
-// Kernel names the choice. Products with a single row or column go
-// through the same packed path (no separate matrix-vector kernel).
+// Kernel names the choice. Small products (up to 2^25 multiply-adds,
+// alpha 1) take a direct path (small.go) that reads a transposed A, a
+// row-major A and a row-major B in place with strided forms of the
+// assembly kernels, packs only a transposed B and partial edge panels, and
+// stays on the calling goroutine below 2^24 multiply-adds. Products with a
+// single row or column have no matrix-vector kernel of their own.
 //
-// Beside the packed product the package has two register-tile kernels for
+// Beside the product the package has two register-tile kernels for
 // implicit GEMM (the direct convolutions of the CPU backend): Stile, the
 // micro-kernel's tile with its packed panels replaced by offset tables
 // into the operands, and Sdot, lane-wise dot products of contiguous rows;

@@ -9,6 +9,12 @@
 // packed panels: nr/width vector accumulators per row, a row of B loaded
 // into vector registers per step and each element of A broadcast and
 // multiplied in with a fused multiply-add, the k loop unrolled four times.
+// The strided kernels (names ending in S) take the distance between the
+// panels' rows as arguments, as, bs (elements): C = Σ_p a[p·as+i]·b[p·bs+j],
+// so a transposed A (as = lda) and a row-major B (bs = ldb) are read in
+// place, unpacked (see small.go). The row kernels (names ending in R) read
+// A as mr rows of a row-major matrix, as elements apart: C = Σ_p
+// a[i·as+p]·b[p·bs+j].
 package main
 
 import (
@@ -18,18 +24,30 @@ import (
 )
 
 type spec struct {
-	fn     string // Go name
-	goType string // element type of the Go declaration
-	avx512 bool
-	double bool
-	mr, nr int
+	fn      string // Go name
+	goType  string // element type of the Go declaration
+	avx512  bool
+	double  bool
+	mr, nr  int
+	strided bool // panel row distances as arguments
+	rows    bool // (strided) A as rows of a row-major matrix
 }
 
 var specs = []spec{
-	{"sgemmAVX2", "float32", false, false, 6, 16},
-	{"dgemmAVX2", "float64", false, true, 6, 8},
-	{"sgemmAVX512", "float32", true, false, 14, 32},
-	{"dgemmAVX512", "float64", true, true, 14, 16},
+	{"sgemmAVX2", "float32", false, false, 6, 16, false, false},
+	{"dgemmAVX2", "float64", false, true, 6, 8, false, false},
+	{"sgemmAVX512", "float32", true, false, 14, 32, false, false},
+	{"dgemmAVX512", "float64", true, true, 14, 16, false, false},
+	{"sgemmAVX2S", "float32", false, false, 6, 16, true, false},
+	{"dgemmAVX2S", "float64", false, true, 6, 8, true, false},
+	{"sgemmAVX512S", "float32", true, false, 14, 32, true, false},
+	{"sgemmAVX512S16", "float32", true, false, 14, 16, true, false},
+	{"dgemmAVX512S", "float64", true, true, 14, 16, true, false},
+	{"sgemmAVX2R", "float32", false, false, 6, 16, true, true},
+	{"dgemmAVX2R", "float64", false, true, 6, 8, true, true},
+	{"sgemmAVX512R", "float32", true, false, 14, 32, true, true},
+	{"sgemmAVX512R16", "float32", true, false, 14, 16, true, true},
+	{"dgemmAVX512R", "float64", true, true, 14, 16, true, true},
 }
 
 const unroll = 4
@@ -67,14 +85,58 @@ func gen(w *bytes.Buffer, s spec) {
 	}
 	aStep, bStep := s.mr*es, s.nr*es
 
-	fmt.Fprintf(w, "\n// func %s(k int, a, b, c *%s, ldc int, acc bool)\n", s.fn, s.goType)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-41\n", s.fn)
-	p("MOVQ k+0(FP), CX")
-	p("MOVQ a+8(FP), AX")
-	p("MOVQ b+16(FP), BX")
-	p("MOVQ c+24(FP), DI")
-	p("MOVQ ldc+32(FP), DX")
-	p("SHLQ $%d, DX", map[int]int{4: 2, 8: 3}[es])
+	shift := map[int]int{4: 2, 8: 3}[es]
+	accArg := "acc+40(FP)"
+	if s.strided {
+		fmt.Fprintf(w, "\n// func %s(k int, a *%s, as int, b *%s, bs int, c *%s, ldc int, acc bool)\n", s.fn, s.goType, s.goType, s.goType)
+		fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-57\n", s.fn)
+		p("MOVQ k+0(FP), CX")
+		p("MOVQ a+8(FP), AX")
+		p("MOVQ as+16(FP), R9")
+		p("MOVQ b+24(FP), BX")
+		p("MOVQ bs+32(FP), R11")
+		p("MOVQ c+40(FP), DI")
+		p("MOVQ ldc+48(FP), DX")
+		p("SHLQ $%d, DX", shift)
+		p("SHLQ $%d, R9", shift)
+		p("SHLQ $%d, R11", shift)
+		p("LEAQ (R9)(R9*2), R10")
+		p("LEAQ (R11)(R11*2), R12")
+		if s.rows {
+			// Row r of A at (AX or SI, for r < 7 or r ≥ 7) + (r mod 7)·lda.
+			p("LEAQ (R9)(R9*4), R13")
+			p("LEAQ (AX)(R10*2), SI")
+			p("ADDQ R9, SI")
+		}
+		accArg = "acc+56(FP)"
+	} else {
+		fmt.Fprintf(w, "\n// func %s(k int, a, b, c *%s, ldc int, acc bool)\n", s.fn, s.goType)
+		fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-41\n", s.fn)
+		p("MOVQ k+0(FP), CX")
+		p("MOVQ a+8(FP), AX")
+		p("MOVQ b+16(FP), BX")
+		p("MOVQ c+24(FP), DI")
+		p("MOVQ ldc+32(FP), DX")
+		p("SHLQ $%d, DX", shift)
+	}
+	// aAt and bAt address step u of the unrolled loop (plus disp bytes).
+	aAt := func(u, disp int) string {
+		if !s.strided {
+			return fmt.Sprintf("%d(AX)", u*aStep+disp)
+		}
+		if s.rows { // disp is r·es: row r, step u
+			r := disp / es
+			base := []string{"AX", "SI"}[r/7]
+			return fmt.Sprintf("%d(%s)%s", u*es, base, [7]string{"", "(R9*1)", "(R9*2)", "(R10*1)", "(R9*4)", "(R13*1)", "(R10*2)"}[r%7])
+		}
+		return fmt.Sprintf("%d(AX)%s", disp, [4]string{"", "(R9*1)", "(R9*2)", "(R10*1)"}[u])
+	}
+	bAt := func(u, disp int) string {
+		if !s.strided {
+			return fmt.Sprintf("%d(BX)", u*bStep+disp)
+		}
+		return fmt.Sprintf("%d(BX)%s", disp, [4]string{"", "(R11*1)", "(R11*2)", "(R12*1)"}[u])
+	}
 	// Zero the accumulators and prefetch the tile of C.
 	for r := 0; r < s.mr; r++ {
 		for j := 0; j < v; j++ {
@@ -95,10 +157,10 @@ func gen(w *bytes.Buffer, s spec) {
 	}
 	step := func(u int) {
 		for j := 0; j < v; j++ {
-			p("VMOVUP%s %d(BX), %s", suf[1:], u*bStep+j*vbytes, breg(j))
+			p("VMOVUP%s %s, %s", suf[1:], bAt(u, j*vbytes), breg(j))
 		}
 		for r := 0; r < s.mr; r++ {
-			p("%s %d(AX), %s", bcast, u*aStep+r*es, areg(r))
+			p("%s %s, %s", bcast, aAt(u, r*es), areg(r))
 			for j := 0; j < v; j++ {
 				p("VFMADD231%s %s, %s, %s", suf, breg(j), areg(r), acc(r, j))
 			}
@@ -107,26 +169,60 @@ func gen(w *bytes.Buffer, s spec) {
 	fmt.Fprintf(w, "\n%s_loop:\n", s.fn)
 	p("CMPQ CX, $%d", unroll)
 	p("JLT %s_tail", s.fn)
-	for l := 0; l < unroll*aStep; l += 64 {
-		p("PREFETCHT0 %d(AX)", 8*aStep+l)
+	if s.strided {
+		// The rows of the panels 8 steps ahead (A's rows stream in order).
+		if !s.rows {
+			p("LEAQ (AX)(R9*8), R8")
+			for l := 0; l < aStep; l += 64 {
+				p("PREFETCHT0 %d(R8)", l)
+			}
+		}
+		p("LEAQ (BX)(R11*8), R8")
+		for l := 0; l < bStep; l += 64 {
+			p("PREFETCHT0 %d(R8)", l)
+		}
+	} else {
+		for l := 0; l < unroll*aStep; l += 64 {
+			p("PREFETCHT0 %d(AX)", 8*aStep+l)
+		}
 	}
 	for u := 0; u < unroll; u++ {
 		step(u)
 	}
-	p("ADDQ $%d, AX", unroll*aStep)
-	p("ADDQ $%d, BX", unroll*bStep)
+	switch {
+	case s.rows:
+		p("ADDQ $%d, AX", unroll*es)
+		p("ADDQ $%d, SI", unroll*es)
+		p("LEAQ (BX)(R11*4), BX")
+	case s.strided:
+		p("LEAQ (AX)(R9*4), AX")
+		p("LEAQ (BX)(R11*4), BX")
+	default:
+		p("ADDQ $%d, AX", unroll*aStep)
+		p("ADDQ $%d, BX", unroll*bStep)
+	}
 	p("SUBQ $%d, CX", unroll)
 	p("JMP %s_loop", s.fn)
 	fmt.Fprintf(w, "\n%s_tail:\n", s.fn)
 	p("TESTQ CX, CX")
 	p("JE %s_store", s.fn)
 	step(0)
-	p("ADDQ $%d, AX", aStep)
-	p("ADDQ $%d, BX", bStep)
+	switch {
+	case s.rows:
+		p("ADDQ $%d, AX", es)
+		p("ADDQ $%d, SI", es)
+		p("ADDQ R11, BX")
+	case s.strided:
+		p("ADDQ R9, AX")
+		p("ADDQ R11, BX")
+	default:
+		p("ADDQ $%d, AX", aStep)
+		p("ADDQ $%d, BX", bStep)
+	}
 	p("DECQ CX")
 	p("JMP %s_tail", s.fn)
 	fmt.Fprintf(w, "\n%s_store:\n", s.fn)
-	p("MOVBQZX acc+40(FP), R9")
+	p("MOVBQZX %s, R9", accArg)
 	p("TESTQ R9, R9")
 	p("JE %s_overwrite", s.fn)
 	store := func(add bool) {

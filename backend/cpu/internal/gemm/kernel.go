@@ -19,6 +19,16 @@ type microKernel[T float] struct {
 	// it to c[i·ldc+j] (adding to the old value when acc). c must hold
 	// (mr−1)·ldc+nr elements.
 	run func(k int, a, b, c []T, ldc int, acc bool)
+	// runS, where not nil, is run on panels whose rows lie as and bs
+	// elements apart: T[i][j] = Σ_{p<k} a[p·as+i]·b[p·bs+j] (the direct
+	// path of small products, small.go; run's panels are as = mr, bs = nr).
+	runS func(k int, a []T, as int, b []T, bs int, c []T, ldc int, acc bool)
+	// runR, where not nil, is runS reading A as mr rows of a row-major
+	// matrix, as elements apart: T[i][j] = Σ_{p<k} a[i·as+p]·b[p·bs+j].
+	runR func(k int, a []T, as int, b []T, bs int, c []T, ldc int, acc bool)
+	// narrow, where not nil, is a strided kernel of the same instruction
+	// set with nr = 16, for direct products of at most 16 columns.
+	narrow *microKernel[T]
 }
 
 // Kernels in use; set by init in the per-architecture files and by

@@ -92,6 +92,35 @@ func packB[T float](trans bool, b []T, ldb, p0, j0, kb, cols, nr int, dst []T) {
 	}
 }
 
+// packBT is packB for a transposed op(B) (B stored as rows of ldb
+// elements, op(B)[p][j] = b[j·ldb+p]), rows 0..kb: eight rows of B at a
+// time are transposed in registers where the CPU can (transpose8), the
+// rest copied element by element.
+func packBT[T float](b []T, ldb, j0, kb, cols, nr int, dst []T) {
+	if nr%8 != 0 {
+		packB(true, b, ldb, 0, j0, kb, cols, nr, dst)
+		return
+	}
+	for q := 0; q < ceilDiv(cols, nr)*nr; q += 8 {
+		d := dst[q/nr*nr*kb+q%nr:]
+		rows := min(8, cols-q)
+		done := 0
+		if rows == 8 {
+			done = transpose8(b[(j0+q)*ldb:], ldb, kb, d, nr)
+		}
+		for p := done; p < kb; p++ {
+			dp := d[p*nr : p*nr+8]
+			for r := range dp {
+				if r < rows {
+					dp[r] = b[(j0+q+r)*ldb+p]
+				} else {
+					dp[r] = 0
+				}
+			}
+		}
+	}
+}
+
 // bufList is a cache of packing buffers of one element type. Unlike a
 // sync.Pool it survives garbage collections: a collection between two
 // products would otherwise make the next one allocate (and zero or

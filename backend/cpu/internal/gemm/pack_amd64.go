@@ -1,6 +1,10 @@
 package gemm
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // Gather-based packing of 14-row micro-panels of a non-transposed op(A)
 // (pack_amd64.s, AVX-512F): dst[p·14+r] = alpha·a[idx[r]+p] for r < 14,
@@ -34,4 +38,25 @@ func packA14[T float](a []T, lda, kb int, alpha T, dst []T) bool {
 		packA14D(kb, (*float64)(unsafe.Pointer(&a[0])), &idx[0], float64(alpha), (*float64)(unsafe.Pointer(&dst[0])))
 	}
 	return true
+}
+
+//go:noescape
+func packT8S(k int, src *float32, lds int, dst *float32, ldd int)
+
+// hasTransposePack selects packT8S (AVX).
+var hasTransposePack = cpu.X86.HasAVX2
+
+// transpose8 sets dst[p·ldd+r] = src[r·lds+p] for r < 8 and p < k8, the
+// multiple of 8 it returns (at most k), with packT8S for float32 on AVX2
+// (returning 0 elsewhere, leaving everything to the caller).
+func transpose8[T float](src []T, lds, k int, dst []T, ldd int) int {
+	var z T
+	k8 := k &^ 7
+	if !hasTransposePack || unsafe.Sizeof(z) != 4 || k8 == 0 {
+		return 0
+	}
+	_ = src[7*lds+k8-1]
+	_ = dst[(k8-1)*ldd+7]
+	packT8S(k8, (*float32)(unsafe.Pointer(&src[0])), lds, (*float32)(unsafe.Pointer(&dst[0])), ldd)
+	return k8
 }

@@ -18,6 +18,8 @@ type OpenBLAS struct {
 	sgemm  func(order, transA, transB, m, n, k int32, alpha float32, a *float32, lda int32, b *float32, ldb int32, beta float32, c *float32, ldc int32)
 	dgemm  func(order, transA, transB, m, n, k int32, alpha float64, a *float64, lda int32, b *float64, ldb int32, beta float64, c *float64, ldc int32)
 	config func() string
+	setThr func(n int32)
+	getThr func() int32
 }
 
 var openBLAS struct {
@@ -48,6 +50,10 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 			if _, err := purego.Dlsym(h, "openblas_get_config"); err == nil {
 				purego.RegisterLibFunc(&lib.config, h, "openblas_get_config")
 			}
+			if _, err := purego.Dlsym(h, "openblas_set_num_threads"); err == nil {
+				purego.RegisterLibFunc(&lib.setThr, h, "openblas_set_num_threads")
+				purego.RegisterLibFunc(&lib.getThr, h, "openblas_get_num_threads")
+			}
 			openBLAS.lib = lib
 			return
 		}
@@ -63,6 +69,20 @@ func (o *OpenBLAS) Config() string {
 		return ""
 	}
 	return o.config()
+}
+
+// SetThreads sets the number of threads OpenBLAS uses for later calls
+// (openblas_set_num_threads; n ≤ 0 is ignored) and returns the number in
+// force afterwards (openblas_get_num_threads), or 0 when the library does
+// not export them.
+func (o *OpenBLAS) SetThreads(n int) int {
+	if o.setThr == nil {
+		return 0
+	}
+	if n > 0 {
+		o.setThr(int32(n))
+	}
+	return int(o.getThr())
 }
 
 // Sgemm calls cblas_sgemm(CblasRowMajor, ...): C = alpha·op(A)·op(B) +

@@ -20,6 +20,9 @@ func LoadOpenBLAS() (*OpenBLAS, error) {
 // Config returns "".
 func (o *OpenBLAS) Config() string { return "" }
 
+// SetThreads returns 0: no OpenBLAS can be loaded on this platform.
+func (o *OpenBLAS) SetThreads(n int) int { return 0 }
+
 // Sgemm panics: no OpenBLAS can be loaded on this platform.
 func (o *OpenBLAS) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	panic("peer: OpenBLAS unavailable")

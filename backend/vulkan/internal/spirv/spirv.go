@@ -44,15 +44,30 @@ var Widths = []int{8, 16, 32, 64}
 // order.
 func Variants() []Variant {
 	var vs []Variant
+	perDType := func(src string, opt string, keep func(suffix string) bool) {
+		for _, d := range DTypes {
+			if keep != nil && !keep(d.Suffix) {
+				continue
+			}
+			vs = append(vs, Variant{Name: src + "_" + d.Suffix, Source: src + ".comp", Defines: []string{d.Macro, "HAVE_F64"}, Opt: opt})
+		}
+	}
 	perWidth := func(src string) {
 		for _, w := range Widths {
 			vs = append(vs, Variant{Name: fmt.Sprintf("%s_w%d", src, w), Source: src + ".comp", Defines: []string{fmt.Sprintf("WBITS=%d", w)}, Opt: "-O"})
 		}
 	}
+	// Variants that include dmath.glsl are kept unoptimized: the driver
+	// specializes and optimizes them for one op, and spirv-opt's inlining
+	// would make each several times larger.
+	perDType("unary", "-O0", nil)
+	perDType("binary", "-O0", nil)
+	perDType("compare", "-O", nil)
+	perDType("cast", "-O", nil)
+	perWidth("where")
 	perWidth("copy")
 	return vs
 }
-
 // Args returns glslc's arguments for compiling v from srcDir to out.
 func (v Variant) Args(srcDir, out string) []string {
 	args := []string{"--target-env=vulkan1.2", v.Opt, "-I", srcDir}

@@ -4,10 +4,14 @@ package vulkan
 
 import (
 	"errors"
+	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/ir"
 )
 
 // Adapters are listed with a kind, an index per kind, a name and memory;
@@ -89,6 +93,104 @@ func TestDevicePriority(t *testing.T) {
 	}
 }
 
+// More operations than one batch holds, recorded from several goroutines
+// at once, and uploads larger than a staging chunk all complete in order.
+func TestBatchesConcurrent(t *testing.T) {
+	b := testBackend(t)
+	rng := rand.New(rand.NewPCG(31, 32))
+	big := nonZero(rng, []int{3 << 20}, backend.F32) // 12 MiB: more than a staging chunk
+	x, fx := pair(b, big, layouts[0], []int{3 << 20})
+	same(t, b, unaryOn(b, ir.OpNeg, x), unaryOn(flexRef, ir.OpNeg, fx), "12 MiB upload")
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			one := ir.Full(b, []int{64}, backend.I64, 1)
+			acc := ir.Full(b, []int{64}, backend.I64, float64(g))
+			for range 3 * batchDispatches / 2 {
+				acc = ir.Add(b, acc, one)
+			}
+			d, err := b.ToData(acc)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for _, v := range d.Int64s() {
+				if v != int64(g+3*batchDispatches/2) {
+					errs <- errors.New("a chain of additions lost or reordered work")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The memory contract: usage counts live buffers, a growable layout's
+// peak can be installed as a cap and the workload runs again without
+// growth, installing pools while buffers are live fails with
+// PoolsInUseError, and an invalid layout is refused.
+func TestMemoryPools(t *testing.T) {
+	b := testBackend(t)
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	collectGarbage()
+	u := func(v uint64) *uint64 { return &v }
+	grow := backend.Sliced([]backend.SlicedPool{{PageSize: 1 << 20, MaxSlice: u(64 << 10)}, {PageSize: 16 << 20}})
+	if err := b.MemoryInstallPools(grow); err != nil {
+		t.Skipf("buffers of other tests are live: %v", err)
+	}
+	defer func() { collectGarbage(); _ = b.MemoryInstallPools(backend.Preset()) }()
+	work := func() {
+		rng := rand.New(rand.NewPCG(1, 1))
+		var keep []backend.Tensor
+		for i := range 40 {
+			x := b.FromData(nonZero(rng, []int{1000 + 100*i}, backend.F32))
+			keep = append(keep, ir.Unary(b, ir.OpExp, x))
+		}
+		if err := b.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		use, ok := b.MemoryPoolUsage()
+		if !ok || use.NumberAllocs < 80 || use.BytesInUse == 0 || use.BytesReserved < use.BytesInUse {
+			t.Errorf("usage %+v with 80 live buffers", use)
+		}
+		if err := b.MemoryInstallPools(backend.Preset()); !errors.As(err, new(*backend.PoolsInUseError)) {
+			t.Errorf("installing pools with live buffers: %v, want a PoolsInUseError", err)
+		}
+		runtime.KeepAlive(keep)
+	}
+	work()
+	rep, _ := b.MemoryPoolReport()
+	if len(rep) != 2 || rep[0].PagesPeak == 0 || rep[0].LargestAlloc == 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	collectGarbage()
+	capped := backend.Sliced([]backend.SlicedPool{{PageSize: 1 << 20, MaxSlice: u(64 << 10), Pages: u(rep[0].PagesPeak)}, {PageSize: 16 << 20, Pages: u(max(rep[1].PagesPeak, 1))}})
+	if err := b.MemoryInstallPools(capped); err != nil {
+		t.Fatal(err)
+	}
+	work()
+	rep2, _ := b.MemoryPoolReport()
+	if rep2[0].PagesPeak > rep[0].PagesPeak {
+		t.Errorf("capped pool grew: %+v after %+v", rep2, rep)
+	}
+	bad := backend.Sliced([]backend.SlicedPool{{PageSize: 100}})
+	if err := b.MemoryInstallPools(bad); !errors.As(err, new(*backend.InvalidLayoutError)) {
+		t.Errorf("page size 100: %v, want an InvalidLayoutError", err)
+	}
+}
+
 // A tensor larger than one storage-buffer binding is refused with an
 // error wrapping ErrOutOfMemory that names the limit.
 func TestBindingLimit(t *testing.T) {
@@ -99,6 +201,21 @@ func TestBindingLimit(t *testing.T) {
 	}
 }
 
+// PerformanceStats measures copy bandwidth and launch latency and marks
+// the keys it does not measure.
+func TestPerformanceStats(t *testing.T) {
+	b := testBackend(t)
+	st := b.PerformanceStats([]backend.ThroughputKey{{Mode: backend.ModeMemory}, {Mode: backend.ModeLaunch}, {Mode: backend.ModeComputeDirect, DType: backend.F32}})
+	if st[0].Err != nil || st[0].Value <= 0 {
+		t.Errorf("memory: %+v", st[0])
+	}
+	if st[1].Err != nil || st[1].Latency <= 0 {
+		t.Errorf("launch: %+v", st[1])
+	}
+	for _, s := range st {
+		t.Log(s)
+	}
+}
 
 // testBackend returns the backend of the default Vulkan adapter, or skips
 // the test where none can run.

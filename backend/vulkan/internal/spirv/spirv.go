@@ -57,6 +57,8 @@ func Variants() []Variant {
 			vs = append(vs, Variant{Name: fmt.Sprintf("%s_w%d", src, w), Source: src + ".comp", Defines: []string{fmt.Sprintf("WBITS=%d", w)}, Opt: "-O"})
 		}
 	}
+	float := func(s string) bool { return s == "f64" || s == "f32" || s == "f16" || s == "bf16" }
+	notBool := func(s string) bool { return s != "bool" }
 	// Variants that include dmath.glsl are kept unoptimized: the driver
 	// specializes and optimizes them for one op, and spirv-opt's inlining
 	// would make each several times larger.
@@ -64,10 +66,23 @@ func Variants() []Variant {
 	perDType("binary", "-O0", nil)
 	perDType("compare", "-O", nil)
 	perDType("cast", "-O", nil)
+	perDType("reduce", "-O", nil)
+	perDType("scatter_add", "-O", nil)
+	perDType("matmul", "-O", notBool)
+	perDType("conv2d", "-O", float)
+	perDType("conv_transpose2d", "-O", float)
 	perWidth("where")
 	perWidth("copy")
+	perWidth("gather")
+	perWidth("index_select")
+	vs = append(vs,
+		Variant{Name: "arange", Source: "arange.comp", Defines: []string{"HAVE_F64"}, Opt: "-O"},
+		Variant{Name: "random", Source: "random.comp", Defines: []string{"HAVE_F64"}, Opt: "-O0"},
+		Variant{Name: "sgemm", Source: "sgemm.comp", Opt: "-O"},
+	)
 	return vs
 }
+
 // Args returns glslc's arguments for compiling v from srcDir to out.
 func (v Variant) Args(srcDir, out string) []string {
 	args := []string{"--target-env=vulkan1.2", v.Opt, "-I", srcDir}

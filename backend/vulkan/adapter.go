@@ -204,13 +204,14 @@ var defaultOrder = []string{"discrete", "integrated", "virtual", "other", "cpu"}
 // the first usable adapter in defaultOrder. "existing" (an adapter the
 // program created itself, Burn's WgpuDevice::Existing) is not supported.
 func selectAdapter(id backend.DeviceID) (*Adapter, error) {
+	if id.Kind == "existing" {
+		return nil, fmt.Errorf("Existing(%d) is not supported by the Vulkan backend: it creates its own VkInstance and VkDevice and cannot adopt one made by the program; use DiscreteGPU, IntegratedGPU, VirtualGPU, KindCPU or DefaultKind", id.Index)
+	}
 	as, err := Adapters()
 	if err != nil {
 		return nil, err
 	}
 	switch id.Kind {
-	case "existing":
-		return nil, fmt.Errorf("Existing(%d) is not supported by the Vulkan backend: it creates its own VkInstance and VkDevice and cannot adopt one made by the program; use DiscreteGPU, IntegratedGPU, VirtualGPU, KindCPU or DefaultKind", id.Index)
 	case "default", "":
 		var why []string
 		for _, k := range defaultOrder {

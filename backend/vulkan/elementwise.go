@@ -76,13 +76,19 @@ func collapse(shape []int, ops []ewOperand) ([]int, [][]int) {
 
 // ewDispatches returns the dispatches of shader variant key over shape for
 // ops (the output first), with extra kernel parameters appended at
-// EW_EXTRA (49). n = 0 gives none.
+// EW_EXTRA (49). n = 0 gives none. 16-byte vector accesses are used on
+// GPUs only: a software adapter runs each invocation as one lane of a CPU
+// vector, where a 16-byte access per lane becomes a slower gather.
 func (d *device) ewDispatches(key pipeKey, shape []int, ops []ewOperand, elemSize int, extra ...uint32) []dispatch {
 	n := backend.NumElements(shape)
 	if n == 0 {
 		return nil
 	}
 	cs, cst := collapse(shape, ops)
+	vecSize := elemSize
+	if d.adapter.Software() {
+		vecSize = 0
+	}
 	bufs := make([]*Buffer, len(ops))
 	for k, o := range ops {
 		bufs[k] = o.buf
@@ -92,7 +98,7 @@ func (d *device) ewDispatches(key pipeKey, shape []int, ops []ewOperand, elemSiz
 	rec = func(lead int, offs []int) {
 		if len(cs)-lead <= ewMaxRank {
 			out = append(out, dispatch{key: key, bufs: bufs,
-				params: ewParams(cs[lead:], cst, lead, offs, elemSize, extra), groups: d.groups1(backend.NumElements(cs[lead:]))})
+				params: ewParams(cs[lead:], cst, lead, offs, vecSize, extra), groups: d.groups1(backend.NumElements(cs[lead:]))})
 			return
 		}
 		for i := 0; i < cs[lead]; i++ {

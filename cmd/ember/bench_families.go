@@ -47,7 +47,7 @@ func newBencher(cfg BenchConfig) (*bencher, error) {
 	if name == "" {
 		name = "cpu"
 	}
-	dev, err := ember.ParseDevice(name)
+	dev, err := parseDeviceArg(name)
 	if err == nil {
 		err = dev.Init()
 	}

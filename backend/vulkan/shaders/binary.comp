@@ -11,13 +11,13 @@
 
 layout(constant_id = 1) const uint OP = 1u;
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { STYPE o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In0 { STYPE a[]; };
-layout(std430, set = 0, binding = 3) readonly buffer In1 { STYPE b[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { STYPE o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In0 { STYPE a[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer In1 { STYPE b[]; };
 #if DT_BITS == 32
-layout(std430, set = 0, binding = 1) writeonly buffer Out4 { uvec4 o4[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In04 { uvec4 a4[]; };
-layout(std430, set = 0, binding = 3) readonly buffer In14 { uvec4 b4[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out4 { uvec4 o4[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In04 { uvec4 a4[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer In14 { uvec4 b4[]; };
 #endif
 
 #define f(x, y) ST(bin_apply(OP, LD(x), LD(y)))
@@ -44,8 +44,9 @@ void main() {
 			return;
 		}
 #endif
+		uint ao = ew_off(1u), as = ew_step(1u), bo = ew_off(2u), bs = ew_step(2u);
 		for (uint i = gid(); i < n; i += gstride()) {
-			o[oo + i] = f(a[ew_index(1u, i)], b[ew_index(2u, i)]);
+			o[oo + i] = f(a[ao + i * as], b[bo + i * bs]);
 		}
 		return;
 	}

@@ -6,7 +6,7 @@
 #include "ew.glsl"
 #include "store.glsl"
 
-layout(std430, set = 0, binding = 2) readonly buffer In0 { STYPE a[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In0 { STYPE a[]; };
 
 void cast1(uint oi, uint ai) {
 #if IS_FLOAT
@@ -24,8 +24,9 @@ void main() {
 	uint n = P[0];
 	if (ew_contig()) {
 		uint oo = ew_off(0u);
+		uint ao = ew_off(1u), as = ew_step(1u);
 		for (uint i = gid(); i < n; i += gstride()) {
-			cast1(oo + i, ew_index(1u, i));
+			cast1(oo + i, ao + i * as);
 		}
 		return;
 	}

@@ -9,9 +9,9 @@
 
 layout(constant_id = 1) const uint OP = 12u;
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { uint8_t o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In0 { STYPE a[]; };
-layout(std430, set = 0, binding = 3) readonly buffer In1 { STYPE b[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { uint8_t o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In0 { STYPE a[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer In1 { STYPE b[]; };
 
 #define f(x, y) uint8_t(cmp_apply(OP, LD(x), LD(y)))
 
@@ -19,8 +19,9 @@ void main() {
 	uint n = P[0];
 	if (ew_contig()) {
 		uint oo = ew_off(0u);
+		uint ao = ew_off(1u), as = ew_step(1u), bo = ew_off(2u), bs = ew_step(2u);
 		for (uint i = gid(); i < n; i += gstride()) {
-			o[oo + i] = f(a[ew_index(1u, i)], b[ew_index(2u, i)]);
+			o[oo + i] = f(a[ao + i * as], b[bo + i * bs]);
 		}
 		return;
 	}

@@ -11,9 +11,9 @@
 #include "common.glsl"
 #include "dtype.glsl"
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { STYPE o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer X { STYPE x[]; };
-layout(std430, set = 0, binding = 3) readonly buffer Wt { STYPE wt[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { STYPE o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer X { STYPE x[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer Wt { STYPE wt[]; };
 
 void main() {
 	uint n = P[0], Cin = P[2], H = P[3], W = P[4], Cout = P[5], Ho = P[6], Wo = P[7];

@@ -20,11 +20,11 @@
 #define WFILL uint8_t(P[EW_EXTRA + 1u])
 #endif
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { WTYPE o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In0 { WTYPE a[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { WTYPE o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In0 { WTYPE a[]; };
 #if WBITS == 32
-layout(std430, set = 0, binding = 1) writeonly buffer Out4 { uvec4 o4[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In04 { uvec4 a4[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out4 { uvec4 o4[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In04 { uvec4 a4[]; };
 #endif
 
 void main() {
@@ -50,8 +50,9 @@ void main() {
 			return;
 		}
 #endif
+		uint ao = ew_off(1u), as = ew_step(1u);
 		for (uint i = gid(); i < n; i += gstride()) {
-			o[oo + i] = a[ew_index(1u, i)];
+			o[oo + i] = a[ao + i * as];
 		}
 		return;
 	}

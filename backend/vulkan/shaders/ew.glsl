@@ -42,3 +42,9 @@ uvec4 ew_pos(uint i) {
 
 // ew_index returns input k's offset of output element i on the fast path.
 uint ew_index(uint k, uint i) { return ew_scalar(k) ? ew_off(k) : ew_off(k) + i; }
+
+// ew_step returns 0 for a broadcast scalar input k, 1 otherwise: on the
+// fast path input k's element i is at ew_off(k) + i*ew_step(k). Kernels
+// read both before their loops (the parameter block may alias a data
+// buffer as far as the compiler knows, so reads inside a loop repeat).
+uint ew_step(uint k) { return ew_scalar(k) ? 0u : 1u; }

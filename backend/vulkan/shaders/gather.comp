@@ -9,9 +9,9 @@
 #include "common.glsl"
 #include "index.glsl"
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { WTYPE o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In0 { WTYPE x[]; };
-layout(std430, set = 0, binding = 3) readonly buffer Idx { int64_t idx[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { WTYPE o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In0 { WTYPE x[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer Idx { int64_t idx[]; };
 
 void main() {
 	uint n = P[0], rank = P[1], axis = P[2];

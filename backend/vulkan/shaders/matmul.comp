@@ -12,9 +12,9 @@
 #define TILE 16
 layout(local_size_x = TILE, local_size_y = TILE) in;
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { STYPE o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer InA { STYPE a[]; };
-layout(std430, set = 0, binding = 3) readonly buffer InB { STYPE b[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { STYPE o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer InA { STYPE a[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer InB { STYPE b[]; };
 
 shared CTYPE As[TILE][TILE];
 shared CTYPE Bs[TILE][TILE];

@@ -25,13 +25,13 @@ layout(constant_id = 1) const uint OP = 1u;
 #define ACC CTYPE
 #endif
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { STYPE o[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutI { int64_t oi[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In0 { STYPE a[]; };
-layout(std430, set = 0, binding = 3) readonly buffer PartIn { ACC pa[]; };
-layout(std430, set = 0, binding = 4) readonly buffer PartInI { int64_t pidx[]; };
-layout(std430, set = 0, binding = 5) writeonly buffer PartOut { ACC qa[]; };
-layout(std430, set = 0, binding = 6) writeonly buffer PartOutI { int64_t qidx[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { STYPE o[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutI { int64_t oi[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In0 { STYPE a[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer PartIn { ACC pa[]; };
+layout(std430, set = 0, binding = 4) readonly restrict buffer PartInI { int64_t pidx[]; };
+layout(std430, set = 0, binding = 5) writeonly restrict buffer PartOut { ACC qa[]; };
+layout(std430, set = 0, binding = 6) writeonly restrict buffer PartOutI { int64_t qidx[]; };
 
 const bool IS_MAX = OP == 3u || OP == 5u;
 const bool IS_ARG = OP == 5u || OP == 6u;

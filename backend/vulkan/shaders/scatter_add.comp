@@ -13,10 +13,10 @@
 #include "common.glsl"
 #include "dtype.glsl"
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { STYPE o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In0 { STYPE x[]; };
-layout(std430, set = 0, binding = 3) readonly buffer Idx { int64_t idx[]; };
-layout(std430, set = 0, binding = 4) readonly buffer Src { STYPE src[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { STYPE o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In0 { STYPE x[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer Idx { int64_t idx[]; };
+layout(std430, set = 0, binding = 4) readonly restrict buffer Src { STYPE src[]; };
 
 void main() {
 	uint n = P[0], rank = P[1], axis = P[2];

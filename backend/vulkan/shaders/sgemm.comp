@@ -22,12 +22,12 @@
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { float o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer InA { float a[]; };
-layout(std430, set = 0, binding = 3) readonly buffer InB { float b[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer Out4 { vec4 o4[]; };
-layout(std430, set = 0, binding = 2) readonly buffer InA4 { vec4 a4[]; };
-layout(std430, set = 0, binding = 3) readonly buffer InB4 { vec4 b4[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { float o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer InA { float a[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer InB { float b[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out4 { vec4 o4[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer InA4 { vec4 a4[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer InB4 { vec4 b4[]; };
 
 shared vec4 As[2][8][32]; // [buffer][k][m / 4]
 shared vec4 Bs[2][8][32]; // [buffer][k][n / 4]

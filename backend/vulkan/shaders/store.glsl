@@ -8,16 +8,16 @@
 
 layout(constant_id = 2) const uint ODT = 2u;
 
-layout(std430, set = 0, binding = 1) writeonly buffer OutF64 { double o_f64[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutF32 { float o_f32[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutI64 { int64_t o_i64[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutI32 { int o_i32[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutI16 { int16_t o_i16[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutI8 { int8_t o_i8[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutU64 { uint64_t o_u64[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutU32 { uint o_u32[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutU16 { uint16_t o_u16[]; };
-layout(std430, set = 0, binding = 1) writeonly buffer OutU8 { uint8_t o_u8[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutF64 { double o_f64[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutF32 { float o_f32[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutI64 { int64_t o_i64[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutI32 { int o_i32[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutI16 { int16_t o_i16[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutI8 { int8_t o_i8[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutU64 { uint64_t o_u64[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutU32 { uint o_u32[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutU16 { uint16_t o_u16[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer OutU8 { uint8_t o_u8[]; };
 
 // sat_d truncates x toward zero into [lo, hi] (as doubles); NaN gives 0.
 double sat_d(double x, double lo, double hi) {

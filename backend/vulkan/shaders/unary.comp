@@ -10,11 +10,11 @@
 
 layout(constant_id = 1) const uint OP = 1u;
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { STYPE o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In0 { STYPE a[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { STYPE o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In0 { STYPE a[]; };
 #if DT_BITS == 32
-layout(std430, set = 0, binding = 1) writeonly buffer Out4 { uvec4 o4[]; };
-layout(std430, set = 0, binding = 2) readonly buffer In04 { uvec4 a4[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out4 { uvec4 o4[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer In04 { uvec4 a4[]; };
 #endif
 
 #define f(x) ST(un_apply(OP, LD(x)))
@@ -37,8 +37,9 @@ void main() {
 			return;
 		}
 #endif
+		uint ao = ew_off(1u), as = ew_step(1u);
 		for (uint i = gid(); i < n; i += gstride()) {
-			o[oo + i] = f(a[ew_index(1u, i)]);
+			o[oo + i] = f(a[ao + i * as]);
 		}
 		return;
 	}

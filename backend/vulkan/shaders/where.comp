@@ -15,17 +15,18 @@
 #define WTYPE uint8_t
 #endif
 
-layout(std430, set = 0, binding = 1) writeonly buffer Out { WTYPE o[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Cond { uint8_t c[]; };
-layout(std430, set = 0, binding = 3) readonly buffer In1 { WTYPE a[]; };
-layout(std430, set = 0, binding = 4) readonly buffer In2 { WTYPE b[]; };
+layout(std430, set = 0, binding = 1) writeonly restrict buffer Out { WTYPE o[]; };
+layout(std430, set = 0, binding = 2) readonly restrict buffer Cond { uint8_t c[]; };
+layout(std430, set = 0, binding = 3) readonly restrict buffer In1 { WTYPE a[]; };
+layout(std430, set = 0, binding = 4) readonly restrict buffer In2 { WTYPE b[]; };
 
 void main() {
 	uint n = P[0];
 	if (ew_contig()) {
 		uint oo = ew_off(0u);
+		uint co = ew_off(1u), cs = ew_step(1u), ao = ew_off(2u), as = ew_step(2u), bo = ew_off(3u), bs = ew_step(3u);
 		for (uint i = gid(); i < n; i += gstride()) {
-			o[oo + i] = uint(c[ew_index(1u, i)]) != 0u ? a[ew_index(2u, i)] : b[ew_index(3u, i)];
+			o[oo + i] = uint(c[co + i * cs]) != 0u ? a[ao + i * as] : b[bo + i * bs];
 		}
 		return;
 	}

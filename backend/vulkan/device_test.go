@@ -201,16 +201,25 @@ func TestBindingLimit(t *testing.T) {
 	}
 }
 
-// PerformanceStats measures copy bandwidth and launch latency and marks
-// the keys it does not measure.
+// PerformanceStats measures FMA throughput, GEMM throughput, bandwidth and
+// launch latency, and marks the keys it does not measure.
 func TestPerformanceStats(t *testing.T) {
 	b := testBackend(t)
-	st := b.PerformanceStats([]backend.ThroughputKey{{Mode: backend.ModeMemory}, {Mode: backend.ModeLaunch}, {Mode: backend.ModeComputeDirect, DType: backend.F32}})
-	if st[0].Err != nil || st[0].Value <= 0 {
-		t.Errorf("memory: %+v", st[0])
+	keys := []backend.ThroughputKey{{Mode: backend.ModeMemory}, {Mode: backend.ModeMemoryRead}, {Mode: backend.ModeMemoryWrite},
+		{Mode: backend.ModeComputeDirect, DType: backend.F32}, {Mode: backend.ModeComputeDirect, DType: backend.F64},
+		{Mode: backend.ModeComputeCMMA, DType: backend.F32, M: 256, N: 256, K: 256}, {Mode: backend.ModeLaunch},
+		{Mode: backend.ModeComputeCMMA, DType: backend.F16, M: 16, N: 16, K: 16},
+		{Mode: backend.ModeMemoryWorkingSet, Access: backend.AccessRandom, Bytes: 1 << 20}}
+	st := b.PerformanceStats(keys)
+	for i, s := range st[:7] {
+		if s.Err != nil || (s.Value <= 0 && s.Latency <= 0) {
+			t.Errorf("key %d: %v", i, s)
+		}
 	}
-	if st[1].Err != nil || st[1].Latency <= 0 {
-		t.Errorf("launch: %+v", st[1])
+	for _, s := range st[7:] {
+		if s.Err == nil {
+			t.Errorf("%v: measured, but the backend has no kernel for it", s)
+		}
 	}
 	for _, s := range st {
 		t.Log(s)

@@ -94,11 +94,15 @@ implementations measured in the same run:
   backends f32 matmul 512, 16M add and the MNIST step on cpu, ndarray and
            libtorch (those that initialize; libtorch needs -tags libtorch),
            each row's speed relative to cpu's
+  vs-cuda  f32 matmul 4096 and 2^28-element f32 add on --device and on
+           cuda:0 in one process, the device's rate relative to cuda:0's
+           (runs only when named: it needs 3 GiB on each device)
 
-Positional arguments select families; none runs all.`,
+Positional arguments select families; none runs all but vs-cuda.`,
 		Example: `  ember bench
   ember bench --json matmul
-  ember bench --device flex add sum`,
+  ember bench --device flex add sum
+  ember bench --device vulkan vs-cuda`,
 		Args: func(_ *cobra.Command, args []string) error {
 			for _, a := range args {
 				if !slices.ContainsFunc(benchFamilies, func(f benchFamily) bool { return f.name == a }) {
@@ -139,7 +143,7 @@ func benchMain(cfg BenchConfig) error {
 	}
 	var all []benchResult
 	for _, f := range benchFamilies {
-		if len(cfg.Families) > 0 && !slices.Contains(cfg.Families, f.name) {
+		if len(cfg.Families) > 0 && !slices.Contains(cfg.Families, f.name) || len(cfg.Families) == 0 && f.explicit {
 			continue
 		}
 		rows, err := f.run(b)

@@ -79,8 +79,30 @@ func Variants() []Variant {
 		Variant{Name: "arange", Source: "arange.comp", Defines: []string{"HAVE_F64"}, Opt: "-O"},
 		Variant{Name: "random", Source: "random.comp", Defines: []string{"HAVE_F64"}, Opt: "-O0"},
 		Variant{Name: "sgemm", Source: "sgemm.comp", Opt: "-O"},
+		Variant{Name: "stats", Source: "stats.comp", Defines: []string{"HAVE_F64"}, Opt: "-O"},
 	)
 	return vs
+}
+
+// VersionFile is the file of the spv directory that records the glslc
+// the committed SPIR-V was compiled with (its --version output): another
+// glslc may emit other bytes for the same source.
+const VersionFile = "glslc.version"
+
+// Version returns the version line glslc at path prints (shaderc's and
+// glslang's versions, without the target line).
+func Version(glslc string) (string, error) {
+	out, err := exec.Command(glslc, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", glslc, err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Target:") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; "), nil
 }
 
 // Args returns glslc's arguments for compiling v from srcDir to out.

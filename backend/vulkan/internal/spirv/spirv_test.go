@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -18,6 +19,17 @@ func TestCommittedSPIRV(t *testing.T) {
 		t.Skip("glslc is not installed (Debian: apt-get install glslc; make test installs it), so the committed SPIR-V cannot be regenerated here")
 	}
 	src, committed := filepath.Join("..", "..", "shaders"), filepath.Join("..", "..", "spv")
+	have, err := Version(glslc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVersion, err := os.ReadFile(filepath.Join(committed, VersionFile))
+	if err != nil {
+		t.Fatalf("the committed SPIR-V does not record its glslc (run go generate ./backend/vulkan): %v", err)
+	}
+	if w := strings.TrimSpace(string(wantVersion)); w != have {
+		t.Fatalf("the committed SPIR-V was compiled by %q, this glslc is %q: another compiler may emit other bytes; regenerate with go generate ./backend/vulkan (and commit) or install that glslc", w, have)
+	}
 	out := t.TempDir()
 	vs := Variants()
 	if err := Compile(glslc, src, out, vs); err != nil {

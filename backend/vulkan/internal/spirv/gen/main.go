@@ -4,7 +4,8 @@
 //
 //	go run ./internal/spirv/gen -src shaders -out spv
 //
-// Files of out that no variant names any more are removed.
+// Files of out that no variant names any more are removed; out/glslc.version
+// records the compiler's version.
 package main
 
 import (
@@ -24,6 +25,14 @@ func main() {
 	flag.Parse()
 	vs := spirv.Variants()
 	if err := spirv.Compile(*glslc, *src, *out, vs); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+	v, err := spirv.Version(*glslc)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(*out, spirv.VersionFile), []byte(v+"\n"), 0o644)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}

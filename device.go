@@ -197,7 +197,9 @@ func (d Device) Equal(o Device) bool { return d.st == o.st }
 // DefaultDevice returns, in order: the device named by the EMBER_DEVICE
 // environment variable (a name ParseDevice accepts), then the best available
 // local backend (the registered driver of highest priority that has a device
-// which initializes: cuda > rocm > vulkan/wgpu > cpu > flex). It never
+// which initializes: cuda > rocm > vulkan/wgpu > cpu > flex, each device
+// ranked by backend.PriorityOf, so that a software Vulkan adapter such as
+// lavapipe ranks below cpu and is never chosen automatically). It never
 // returns a device that cannot run: an unusable EMBER_DEVICE is reported on
 // standard error once and skipped.
 //

@@ -277,11 +277,16 @@ func (d *device) waitIdle() error {
 }
 
 func (d *device) waitIdleLocked() error {
+	if err := d.failed(); err != nil {
+		return err
+	}
 	if err := d.submitLocked(); err != nil {
 		return err
 	}
 	if n := len(d.inflight); n > 0 {
-		return d.waitLocked(d.inflight[n-1])
+		if err := d.waitLocked(d.inflight[n-1]); err != nil {
+			return err
+		}
 	}
 	return d.failed()
 }

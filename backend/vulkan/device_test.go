@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/vulkan/internal/vk"
 	"github.com/emberml/ember/ir"
 )
 
@@ -235,4 +236,37 @@ func testBackend(t testing.TB) *Backend {
 		t.Skipf("no Vulkan device: %v", err)
 	}
 	return b.(*Backend)
+}
+
+// A lost device is sticky: after VK_ERROR_DEVICE_LOST every Sync and
+// read returns the same error wrapping ErrExecution, and operations panic
+// with it. (The loss is simulated on a device of its own.)
+func TestDeviceLostIsSticky(t *testing.T) {
+	a := testBackend(t).d.adapter
+	d, err := newDevice(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Backend{id: backend.DeviceID{Type: "vulkan", Kind: a.Kind, Index: a.Index}, d: d}
+	x := b.FromData(fromF64([]int{4}, backend.F32, func() float64 { return 1 }))
+	lost := d.fail(&vk.Error{Call: "vkQueueSubmit", Result: vk.ErrorDeviceLost})
+	if !errors.Is(lost, backend.ErrExecution) {
+		t.Fatalf("device loss: %v, want an error wrapping ErrExecution", lost)
+	}
+	for i := range 2 {
+		if err := b.Sync(); !errors.Is(err, backend.ErrExecution) || !strings.Contains(err.Error(), "VK_ERROR_DEVICE_LOST") {
+			t.Errorf("Sync %d after the loss: %v", i, err)
+		}
+	}
+	if _, err := b.ToData(x); !errors.Is(err, backend.ErrExecution) {
+		t.Errorf("ToData after the loss: %v", err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !errors.Is(r.(error), backend.ErrExecution) {
+				t.Errorf("an op after the loss panicked with %v, want the device error", r)
+			}
+		}()
+		ir.Unary(b, ir.OpNeg, x)
+	}()
 }

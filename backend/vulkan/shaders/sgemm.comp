@@ -46,7 +46,7 @@ vec4 loadA(uint tid, uint k0) {
 			return a4[(base.x + r * ars + k) >> 2u];
 		}
 		vec4 v = vec4(0.0);
-		for (uint j = 0u; j < 4u; j++) {
+		[[unroll]] for (uint j = 0u; j < 4u; j++) {
 			if (r < M && k + j < K) v[j] = a[base.x + r * ars + k + j];
 		}
 		return v;
@@ -56,7 +56,7 @@ vec4 loadA(uint tid, uint k0) {
 		return a4[(base.x + k * acs + r) >> 2u];
 	}
 	vec4 v = vec4(0.0);
-	for (uint j = 0u; j < 4u; j++) {
+	[[unroll]] for (uint j = 0u; j < 4u; j++) {
 		if (k < K && r + j < M) v[j] = a[base.x + (r + j) * ars + k * acs];
 	}
 	return v;
@@ -81,7 +81,7 @@ vec4 loadB(uint tid, uint k0) {
 		return b4[(base.y + k * brs + c) >> 2u];
 	}
 	vec4 v = vec4(0.0);
-	for (uint j = 0u; j < 4u; j++) {
+	[[unroll]] for (uint j = 0u; j < 4u; j++) {
 		if (k < K && c + j < N) v[j] = b[base.y + k * brs + (c + j) * bcs];
 	}
 	return v;
@@ -105,7 +105,7 @@ void main() {
 	for (uint z = gl_WorkGroupID.z; z < batches; z += gl_NumWorkGroups.z) {
 		base = mm_batch(z);
 		vec4 c[8][2];
-		for (uint i = 0u; i < 8u; i++) {
+		[[unroll]] for (uint i = 0u; i < 8u; i++) {
 			c[i][0] = vec4(0.0);
 			c[i][1] = vec4(0.0);
 		}
@@ -140,16 +140,16 @@ void main() {
 		}
 		uint obase = P[23] + z * M * N;
 		bool vecOut = (obase & 3u) == 0u && (N & 3u) == 0u;
-		for (uint i = 0u; i < 8u; i++) {
+		[[unroll]] for (uint i = 0u; i < 8u; i++) {
 			uint r = m0 + (i < 4u ? ty * 4u + i : 64u + ty * 4u + (i - 4u));
 			if (r >= M) continue;
-			for (uint h = 0u; h < 2u; h++) {
+			[[unroll]] for (uint h = 0u; h < 2u; h++) {
 				uint col = n0 + h * 64u + tx * 4u;
 				uint at = obase + r * N + col;
 				if (vecOut && col + 3u < N) {
 					o4[at >> 2u] = c[i][h];
 				} else {
-					for (uint j = 0u; j < 4u; j++) {
+					[[unroll]] for (uint j = 0u; j < 4u; j++) {
 						if (col + j < N) o[at + j] = c[i][h][j];
 					}
 				}

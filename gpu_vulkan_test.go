@@ -102,3 +102,30 @@ func TestVulkanUnavailableKinds(t *testing.T) {
 		}
 	}
 }
+
+// On the Vulkan device, as on every other, integer division by zero and
+// an index out of range panic with an *ember.Error naming the op (the
+// divisor and the indices are checked before the shader runs).
+func TestVulkanMisuseIsAnError(t *testing.T) {
+	dev := vulkanDevice(t)
+	for _, dt := range []ember.DType{ember.I64, ember.I32, ember.U8} {
+		x := ember.FromInts([]int{4, 5, 6}, []int{3}, dev).Cast(dt)
+		z := ember.FromInts([]int{1, 0, 2}, []int{3}, dev).Cast(dt)
+		for name, f := range map[string]func() *ember.Tensor{
+			"div": func() *ember.Tensor { return x.Div(z) }, "rem": func() *ember.Tensor { return x.Rem(z) },
+			"floor_div": func() *ember.Tensor { return x.FloorDiv(z) }, "mod": func() *ember.Tensor { return x.Mod(z) },
+		} {
+			err := ember.Try(func() { f() })
+			var e *ember.Error
+			if !errors.As(err, &e) || !strings.Contains(err.Error(), "division by zero") {
+				t.Errorf("%s of %v by zero on %v: %v, want an *ember.Error about division by zero", name, dt, dev, err)
+			}
+		}
+	}
+	a := ember.Zeros([]int{2, 3}, dev)
+	err := ember.Try(func() { a.Gather(1, ember.FromInts([]int{0, 3}, []int{1, 2}, dev)) })
+	var e *ember.Error
+	if !errors.As(err, &e) || !strings.Contains(err.Error(), "index 3") {
+		t.Errorf("gather with index 3 of size 3: %v", err)
+	}
+}

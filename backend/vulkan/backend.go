@@ -56,10 +56,13 @@ func (b *Backend) Exec(op ir.Op) ir.Outputs { return kernels.Exec(b, op) }
 
 // Sync submits the recorded work and waits for all of it. A lost device
 // comes back as an error wrapping backend.ErrExecution; it is sticky.
+// After new pipelines were compiled, Sync also saves the driver's
+// pipeline cache (at most every cacheSaveInterval; see cache.go).
 func (b *Backend) Sync() error {
 	if err := b.d.waitIdle(); err != nil {
 		return fmt.Errorf("%v: %w", b.id, err)
 	}
+	b.d.savePipelineCache()
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // The driver's pipeline cache (VkPipelineCache) is kept on disk under
@@ -39,18 +40,26 @@ func loadPipelineCache(a *Adapter) []byte {
 	return b
 }
 
-// savePipelineCache writes the device's cache data (best effort: a cache
-// that cannot be written only costs compile time). Called with d.mu held.
-func (d *device) savePipelineCacheLocked() {
+// cacheSaveInterval is the least time between two saves of the pipeline
+// cache, which holds every pipeline compiled so far.
+const cacheSaveInterval = 5 * time.Second
+
+// savePipelineCache writes the device's cache data when pipelines were
+// compiled since the last save and the last save is cacheSaveInterval
+// old (best effort: a cache that cannot be written only costs compile
+// time in the next process).
+func (d *device) savePipelineCache() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	f := cacheFile(d.adapter)
-	if f == "" || !d.cacheDirty {
+	if f == "" || !d.cacheDirty || time.Since(d.cacheSaved) < cacheSaveInterval {
 		return
 	}
 	data, err := d.api.PipelineCacheData(d.cache)
 	if err != nil || len(data) == 0 {
 		return
 	}
-	d.cacheDirty = false
+	d.cacheDirty, d.cacheSaved = false, time.Now()
 	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/emberml/ember/backend"
@@ -55,8 +56,10 @@ type device struct {
 	modules map[string]vk.ShaderModule
 	layouts map[int]*pipeLayout
 	cache   vk.PipelineCache
-	// cacheDirty: pipelines were created since the cache was last saved.
+	// cacheDirty: pipelines were created since the cache was last saved
+	// (at cacheSaved).
 	cacheDirty bool
+	cacheSaved time.Time
 
 	cur      *batch   // the batch being recorded (nil: none)
 	inflight []*batch // submitted, oldest first

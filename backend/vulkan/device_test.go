@@ -5,10 +5,12 @@ package vulkan
 import (
 	"errors"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/vulkan/internal/vk"
@@ -269,4 +271,27 @@ func TestDeviceLostIsSticky(t *testing.T) {
 		}()
 		ir.Unary(b, ir.OpNeg, x)
 	}()
+}
+
+// After new pipelines, Sync saves the driver's pipeline cache under the
+// user cache directory, named by the adapter's pipelineCacheUUID, and a
+// new device starts from it.
+func TestPipelineCacheSaved(t *testing.T) {
+	b := testBackend(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("EMBER_VULKAN_CACHE", "")
+	b.d.mu.Lock()
+	b.d.cacheDirty, b.d.cacheSaved = true, time.Time{}
+	b.d.mu.Unlock()
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f := cacheFile(b.d.adapter)
+	st, err := os.Stat(f)
+	if err != nil || st.Size() == 0 {
+		t.Fatalf("pipeline cache %s after Sync: %v", f, err)
+	}
+	if data := loadPipelineCache(b.d.adapter); len(data) != int(st.Size()) {
+		t.Errorf("loadPipelineCache read %d bytes of %d", len(data), st.Size())
+	}
 }

@@ -45,8 +45,15 @@ void main() {
 		}
 #endif
 		uint ao = ew_off(1u), as = ew_step(1u), bo = ew_off(2u), bs = ew_step(2u);
-		for (uint i = gid(); i < n; i += gstride()) {
-			o[oo + i] = f(a[ao + i * as], b[bo + i * bs]);
+		if (as == 1u && bs == 1u) {
+			// A plain base + i index (see unary.comp).
+			for (uint i = gid(); i < n; i += gstride()) {
+				o[oo + i] = f(a[ao + i], b[bo + i]);
+			}
+		} else {
+			for (uint i = gid(); i < n; i += gstride()) {
+				o[oo + i] = f(a[ao + i * as], b[bo + i * bs]);
+			}
 		}
 		return;
 	}

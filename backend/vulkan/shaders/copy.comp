@@ -51,8 +51,15 @@ void main() {
 		}
 #endif
 		uint ao = ew_off(1u), as = ew_step(1u);
-		for (uint i = gid(); i < n; i += gstride()) {
-			o[oo + i] = a[ao + i * as];
+		if (as == 1u) {
+			// A plain base + i index (see unary.comp).
+			for (uint i = gid(); i < n; i += gstride()) {
+				o[oo + i] = a[ao + i];
+			}
+		} else {
+			for (uint i = gid(); i < n; i += gstride()) {
+				o[oo + i] = a[ao];
+			}
 		}
 		return;
 	}

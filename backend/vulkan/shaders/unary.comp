@@ -37,9 +37,17 @@ void main() {
 			return;
 		}
 #endif
-		uint ao = ew_off(1u), as = ew_step(1u);
-		for (uint i = gid(); i < n; i += gstride()) {
-			o[oo + i] = f(a[ao + i * as]);
+		uint ao = ew_off(1u);
+		if (ew_scalar(1u)) {
+			for (uint i = gid(); i < n; i += gstride()) {
+				o[oo + i] = f(a[ao]);
+			}
+		} else {
+			// A plain base + i index, which compilers vectorize across
+			// invocations (a multiplied one becomes a gather on lavapipe).
+			for (uint i = gid(); i < n; i += gstride()) {
+				o[oo + i] = f(a[ao + i]);
+			}
 		}
 		return;
 	}

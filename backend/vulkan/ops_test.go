@@ -110,6 +110,25 @@ func TestConvMatchesFlex(t *testing.T) {
 	}
 }
 
+// F32 convolutions run as matrix products over chunks of the batch when
+// the patch matrix of the whole batch is too large: every chunk size
+// gives flex's values.
+func TestConvChunks(t *testing.T) {
+	b := testBackend(t)
+	rng := rand.New(rand.NewPCG(33, 34))
+	old := colBytes
+	defer func() { colBytes = old }()
+	o := backend.ConvOptions{Stride: [2]int{2, 1}, Padding: [2]int{1, 1}, Groups: 2}.WithDefaults()
+	x, fx := randomPair(b, rng, []int{5, 4, 7, 6}, backend.F32, layouts[0])
+	w, fw := randomPair(b, rng, []int{6, 2, 3, 3}, backend.F32, layouts[0])
+	wt, fwt := randomPair(b, rng, []int{4, 3, 3, 3}, backend.F32, layouts[0])
+	for _, limit := range []int{1, 3000, 1 << 30} {
+		colBytes = limit
+		sameNorm(t, b, convOn(b, false, x, w, o), convOn(flexRef, false, fx, fw, o), name("conv2d, patch limit ", limit))
+		sameNorm(t, b, convOn(b, true, x, wt, o), convOn(flexRef, true, fx, fwt, o), name("conv_transpose2d, patch limit ", limit))
+	}
+}
+
 // Gather, index-select and scatter-add give flex's values; scatter-add's
 // sums with repeated indices are deterministic.
 func TestIndexingMatchesFlex(t *testing.T) {

@@ -71,10 +71,12 @@ func Variants() []Variant {
 	perDType("matmul", "-O", notBool)
 	perDType("conv2d", "-O", float)
 	perDType("conv_transpose2d", "-O", float)
+	perDType("col2im", "-O", float)
 	perWidth("where")
 	perWidth("copy")
 	perWidth("gather")
 	perWidth("index_select")
+	perWidth("im2col")
 	vs = append(vs,
 		Variant{Name: "arange", Source: "arange.comp", Defines: []string{"HAVE_F64"}, Opt: "-O"},
 		Variant{Name: "random", Source: "random.comp", Defines: []string{"HAVE_F64"}, Opt: "-O0"},

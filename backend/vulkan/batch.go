@@ -16,9 +16,11 @@ import (
 // pool, descriptor pool, parameter block and fence. Operations append
 // dispatches and copies to the current batch, each followed by a global
 // memory barrier, so commands run in program order; a batch is submitted
-// when it is full (batchDispatches), when its pools run out, on Flush, and
-// before anything waits for the device. Completed batches (their fence
-// signalled) are reset and reused.
+// when it is full (batchDispatches), when the memory its dispatches bind
+// reaches batchBytes (so that the device starts on large operations while
+// the program records the next ones, as a CUDA stream would run them),
+// when its pools run out, on Flush, and before anything waits for the
+// device. Completed batches (their fence signalled) are reset and reused.
 
 // Batch limits.
 const (
@@ -39,10 +41,15 @@ type batch struct {
 	dpool      vk.DescriptorPool
 	sets       int
 	dispatches int
+	bytes      uint64 // memory bound by the dispatches (a measure of their work)
 	params     *hostChunk
 	staging    *hostChunk   // current upload chunk (bump allocated)
 	chunks     []*hostChunk // every chunk to return when the batch completes
 }
+
+// batchBytes is the memory a batch's dispatches bind before it is
+// submitted.
+var batchBytes uint64 = 256 << 20
 
 // hostChunk is a host-visible buffer, mapped, for parameter blocks and
 // staging copies.
@@ -258,7 +265,7 @@ func (d *device) recycleLocked(b *batch) {
 	clear(b.chunks)
 	b.chunks = b.chunks[:0]
 	b.params, b.staging = nil, nil
-	b.sets, b.dispatches = 0, 0
+	b.sets, b.dispatches, b.bytes = 0, 0, 0
 	d.free = append(d.free, b)
 }
 

@@ -49,7 +49,8 @@ func (d *device) upload(dst *Buffer, off uint64, src []byte) error {
 	d.api.CmdMemoryBarrier(b.cmd, vk.PipelineStageTransfer, vk.PipelineStageComputeShader|vk.PipelineStageTransfer,
 		vk.AccessTransferWrite, vk.AccessShaderRead|vk.AccessShaderWrite|vk.AccessTransferRead|vk.AccessTransferWrite)
 	b.dispatches++
-	if b.dispatches >= batchDispatches {
+	b.bytes += n
+	if b.dispatches >= batchDispatches || b.bytes >= batchBytes {
 		return d.submitLocked()
 	}
 	return nil

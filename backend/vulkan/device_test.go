@@ -295,3 +295,34 @@ func TestPipelineCacheSaved(t *testing.T) {
 		t.Errorf("loadPipelineCache read %d bytes of %d", len(data), st.Size())
 	}
 }
+
+// A batch whose dispatches bind batchBytes is submitted at once, so the
+// device runs large operations while the next ones are recorded; small
+// ones wait in the batch for more.
+func TestLargeWorkSubmitsEarly(t *testing.T) {
+	b := testBackend(t)
+	old := batchBytes
+	batchBytes = 1 << 20
+	defer func() { batchBytes = old }()
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	recorded := func() bool {
+		b.d.mu.Lock()
+		defer b.d.mu.Unlock()
+		return b.d.cur != nil
+	}
+	small := ir.Full(b, []int{16}, backend.F32, 1)
+	ir.Add(b, small, small)
+	if !recorded() {
+		t.Error("a small op was submitted at once")
+	}
+	big := ir.Full(b, []int{1 << 18}, backend.F32, 1)
+	ir.Add(b, big, big)
+	if recorded() {
+		t.Error("an op binding 3 MiB (above a batch's 1 MiB) stayed in the batch")
+	}
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -127,7 +127,7 @@ func (d *device) run(ds ...dispatch) error {
 			return err
 		}
 	}
-	if d.cur != nil && d.cur.dispatches >= batchDispatches {
+	if d.cur != nil && (d.cur.dispatches >= batchDispatches || d.cur.bytes >= batchBytes) {
 		return d.submitLocked()
 	}
 	return nil
@@ -166,6 +166,9 @@ func (d *device) recordLocked(ds *dispatch) error {
 	for i, buf := range ds.bufs {
 		bd := d.bind(buf)
 		infos[i+1] = vk.DescriptorBufferInfo{Buffer: bd.buf, Offset: bd.off, Range: bd.bytes}
+		if buf != nil {
+			b.bytes += buf.blk.size
+		}
 	}
 	for i := range writes {
 		writes[i] = vk.WriteDescriptorSet{SType: vk.StructureTypeWriteDescriptorSet, DstSet: set, DstBinding: uint32(i),

@@ -31,8 +31,9 @@
 // batches. Operations record dispatches into the current batch (one
 // command buffer, descriptor pool and parameter block), each followed by
 // a global memory barrier, so work runs in program order; a batch is
-// submitted with a fence when it holds 256 dispatches, on Flush, and
-// before anything waits (Sync, ToData). Sync waits for every fence; a lost
+// submitted with a fence when it holds 256 dispatches or its dispatches
+// bind 256 MiB (the device then runs large operations while the next are
+// recorded), on Flush, and before anything waits (Sync, ToData). Sync waits for every fence; a lost
 // device (VK_ERROR_DEVICE_LOST) is reported as an error wrapping
 // backend.ErrExecution and stays: every later operation fails with it.
 // Uploads go through host-visible staging buffers and copy commands;
@@ -60,8 +61,11 @@
 // casts truncate and saturate, integer division follows Go, Max/Min and
 // the Arg reductions propagate NaN, reductions and scatter-add sum in a
 // fixed order (results are deterministic). F32 matmuls of at least 64
-// rows and columns run a register-blocked kernel (128×128 blocks, 8×8
-// per invocation, 16-byte loads); the others a shared-memory tiled one.
+// rows and columns (every F32 matmul on a software adapter) run a
+// register-blocked kernel (128×128 blocks, 8×8 per invocation, 16-byte
+// loads); the others a shared-memory tiled one. F32 convolutions run as
+// matrix products (im2col; the transposed weight and col2im), the other
+// dtypes' one invocation per output element.
 //
 // Memory comes from a caching allocator with the cuda backend's sliced
 // pools (backend.MemoryManager): pages of VkDeviceMemory, each with one

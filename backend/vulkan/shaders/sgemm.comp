@@ -45,21 +45,19 @@ vec4 loadA(uint tid, uint k0) {
 		if ((flags & 8u) != 0u && r < M && k + 3u < K) {
 			return a4[(base.x + r * ars + k) >> 2u];
 		}
-		vec4 v = vec4(0.0);
-		[[unroll]] for (uint j = 0u; j < 4u; j++) {
-			if (r < M && k + j < K) v[j] = a[base.x + r * ars + k + j];
-		}
-		return v;
+		uint at = base.x + r * ars + k;
+		bool in0 = r < M;
+		return vec4(in0 && k < K ? a[at] : 0.0, in0 && k + 1u < K ? a[at + 1u] : 0.0,
+			in0 && k + 2u < K ? a[at + 2u] : 0.0, in0 && k + 3u < K ? a[at + 3u] : 0.0);
 	}
 	uint k = k0 + (tid >> 5u), r = m0 + ((tid & 31u) << 2u);
 	if ((flags & 2u) != 0u && k < K && r + 3u < M) {
 		return a4[(base.x + k * acs + r) >> 2u];
 	}
-	vec4 v = vec4(0.0);
-	[[unroll]] for (uint j = 0u; j < 4u; j++) {
-		if (k < K && r + j < M) v[j] = a[base.x + (r + j) * ars + k * acs];
-	}
-	return v;
+	uint at = base.x + r * ars + k * acs;
+	bool in0 = k < K;
+	return vec4(in0 && r < M ? a[at] : 0.0, in0 && r + 1u < M ? a[at + ars] : 0.0,
+		in0 && r + 2u < M ? a[at + 2u * ars] : 0.0, in0 && r + 3u < M ? a[at + 3u * ars] : 0.0);
 }
 
 void storeA(uint buf, uint tid, vec4 v) {
@@ -80,11 +78,28 @@ vec4 loadB(uint tid, uint k0) {
 	if ((flags & 4u) != 0u && k < K && c + 3u < N) {
 		return b4[(base.y + k * brs + c) >> 2u];
 	}
-	vec4 v = vec4(0.0);
-	[[unroll]] for (uint j = 0u; j < 4u; j++) {
-		if (k < K && c + j < N) v[j] = b[base.y + k * brs + (c + j) * bcs];
+	uint at = base.y + k * brs + c * bcs;
+	bool in0 = k < K;
+	return vec4(in0 && c < N ? b[at] : 0.0, in0 && c + 1u < N ? b[at + bcs] : 0.0,
+		in0 && c + 2u < N ? b[at + 2u * bcs] : 0.0, in0 && c + 3u < N ? b[at + 3u * bcs] : 0.0);
+}
+
+// storeQuad writes v to the output's row m0 + row, columns n0 + col ..
+// +3, inside the matrix.
+void storeQuad(uint obase, bool vecOut, uint row, uint col, vec4 v) {
+	uint r = m0 + row, cc = n0 + col;
+	if (r >= M) {
+		return;
 	}
-	return v;
+	uint at = obase + r * N + cc;
+	if (vecOut && cc + 3u < N) {
+		o4[at >> 2u] = v;
+		return;
+	}
+	if (cc < N) o[at] = v.x;
+	if (cc + 1u < N) o[at + 1u] = v.y;
+	if (cc + 2u < N) o[at + 2u] = v.z;
+	if (cc + 3u < N) o[at + 3u] = v.w;
 }
 
 void main() {
@@ -140,21 +155,24 @@ void main() {
 		}
 		uint obase = P[23] + z * M * N;
 		bool vecOut = (obase & 3u) == 0u && (N & 3u) == 0u;
-		[[unroll]] for (uint i = 0u; i < 8u; i++) {
-			uint r = m0 + (i < 4u ? ty * 4u + i : 64u + ty * 4u + (i - 4u));
-			if (r >= M) continue;
-			[[unroll]] for (uint h = 0u; h < 2u; h++) {
-				uint col = n0 + h * 64u + tx * 4u;
-				uint at = obase + r * N + col;
-				if (vecOut && col + 3u < N) {
-					o4[at >> 2u] = c[i][h];
-				} else {
-					[[unroll]] for (uint j = 0u; j < 4u; j++) {
-						if (col + j < N) o[at + j] = c[i][h][j];
-					}
-				}
-			}
-		}
+		// Every accumulator is named by constant indices (an indexed one
+		// would make the compiler keep them all in memory).
+		storeQuad(obase, vecOut, ty * 4u, tx * 4u, c[0][0]);
+		storeQuad(obase, vecOut, ty * 4u, 64u + tx * 4u, c[0][1]);
+		storeQuad(obase, vecOut, ty * 4u + 1u, tx * 4u, c[1][0]);
+		storeQuad(obase, vecOut, ty * 4u + 1u, 64u + tx * 4u, c[1][1]);
+		storeQuad(obase, vecOut, ty * 4u + 2u, tx * 4u, c[2][0]);
+		storeQuad(obase, vecOut, ty * 4u + 2u, 64u + tx * 4u, c[2][1]);
+		storeQuad(obase, vecOut, ty * 4u + 3u, tx * 4u, c[3][0]);
+		storeQuad(obase, vecOut, ty * 4u + 3u, 64u + tx * 4u, c[3][1]);
+		storeQuad(obase, vecOut, 64u + ty * 4u, tx * 4u, c[4][0]);
+		storeQuad(obase, vecOut, 64u + ty * 4u, 64u + tx * 4u, c[4][1]);
+		storeQuad(obase, vecOut, 65u + ty * 4u, tx * 4u, c[5][0]);
+		storeQuad(obase, vecOut, 65u + ty * 4u, 64u + tx * 4u, c[5][1]);
+		storeQuad(obase, vecOut, 66u + ty * 4u, tx * 4u, c[6][0]);
+		storeQuad(obase, vecOut, 66u + ty * 4u, 64u + tx * 4u, c[6][1]);
+		storeQuad(obase, vecOut, 67u + ty * 4u, tx * 4u, c[7][0]);
+		storeQuad(obase, vecOut, 67u + ty * 4u, 64u + tx * 4u, c[7][1]);
 		barrier();
 	}
 }

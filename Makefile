@@ -1,7 +1,12 @@
 # Ember build and test entry points.
 #
-#   make test    check tools, download modules, gofmt, go vet, go test -race,
-#                then the tables again with fusion off, then the libtorch
+#   make test    check tools, install the Vulkan loader, Mesa's software
+#                Vulkan driver (lavapipe) and glslc when missing (apt-get,
+#                as root), download modules, gofmt, go vet, go test -race
+#                (every numerical table and gradient check runs on the
+#                lavapipe Vulkan device too, and the committed SPIR-V is
+#                regenerated and compared), then the tables again with
+#                fusion off, then the libtorch
 #                build (-tags libtorch, cgo against libtorch-dev, installed
 #                with apt-get when missing): go vet of every package and
 #                the whole root package's tests (every numerical table,
@@ -31,7 +36,7 @@ CROSS        ?= linux/amd64 linux/arm64 linux/386 linux/riscv64 linux/s390x darw
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS      := $(if $(VERSION),-X main.version=$(VERSION))
 
-.PHONY: all test deps libtorch-deps mod fmt-check fmt vet vet-libtorch test-libtorch build bench cross wasi clean
+.PHONY: all test deps vulkan-deps libtorch-deps mod fmt-check fmt vet vet-libtorch test-libtorch build bench cross wasi clean
 
 all: test build
 
@@ -41,6 +46,30 @@ deps:
 	@command -v $(GO) >/dev/null 2>&1 || { \
 		echo "error: the Go toolchain ('$(GO)') is not on PATH; install Go 1.26 or newer from https://go.dev/dl/" >&2; \
 		exit 1; }
+
+# vulkan-deps checks for the Vulkan loader (libvulkan1), a Vulkan driver
+# that runs without a GPU (mesa-vulkan-drivers: lavapipe) and the GLSL
+# compiler the shaders' regeneration test runs (glslc), and installs the
+# missing ones with apt-get when running as root. Without them the Vulkan
+# tests skip, saying why.
+vulkan-deps:
+	@missing="libvulkan1 mesa-vulkan-drivers"; \
+	for f in /usr/lib/*/libvulkan.so.1 /usr/lib/libvulkan.so.1 /usr/local/lib/libvulkan.so.1; do \
+		[ -e "$$f" ] && missing="$${missing#libvulkan1}"; \
+	done; \
+	for f in /usr/share/vulkan/icd.d/lvp_icd.*.json /etc/vulkan/icd.d/lvp_icd.*.json; do \
+		[ -e "$$f" ] && missing="$${missing% mesa-vulkan-drivers}"; \
+	done; \
+	command -v glslc >/dev/null 2>&1 || missing="$$missing glslc"; \
+	missing="$$(echo $$missing)"; \
+	if [ -n "$$missing" ]; then \
+		if command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" -eq 0 ]; then \
+			echo "installing $$missing for the Vulkan backend's tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		else \
+			echo "warning: the Vulkan backend's tests need $$missing (apt-get install libvulkan1 mesa-vulkan-drivers glslc); they skip without them" >&2; \
+		fi; \
+	fi
 
 # libtorch-deps checks for what the libtorch build tag compiles against
 # (libtorch-dev's ATen headers and libraries, and a C++ compiler for cgo)
@@ -82,7 +111,7 @@ vet: mod
 # test runs every package under -race with fusion on (the default), then
 # the numerical tables, gradient checks and training tests again with
 # fusion off (EMBER_FUSION=0), which must give the same results.
-test: mod fmt-check vet libtorch-deps
+test: vulkan-deps mod fmt-check vet libtorch-deps
 	$(GO) test -race -timeout $(TEST_TIMEOUT) $(PKGS)
 	EMBER_FUSION=0 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) . ./nn ./optim ./train
 	$(MAKE) test-libtorch

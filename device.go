@@ -76,20 +76,32 @@ func ROCm(i DeviceIndex) Device {
 	return deviceFor(backend.DeviceID{Type: "rocm", Index: i.resolve()})
 }
 
-// WGPU is a GPU of the given kind through a portable graphics API. Not in this build:
-// Init reports ErrBackendUnavailable.
+// WGPU is a GPU of the given kind through a portable graphics API
+// (Burn's WgpuDevice). On Linux the API is Vulkan: WGPU(k) runs the
+// Vulkan backend on the adapter Vulkan(k) selects, printed "wgpu:KIND:N".
+// Elsewhere Init reports ErrBackendUnavailable.
 func WGPU(k DeviceKind) Device { return kindDevice("wgpu", k) }
 
-// Vulkan is a GPU of the given kind running SPIR-V compute shaders. Not in this build:
-// Init reports ErrBackendUnavailable.
+// Vulkan is a GPU of the given kind running SPIR-V compute shaders
+// (backend/vulkan, libvulkan.so.1 loaded at run time, Linux on amd64 and
+// arm64): DiscreteGPU(i), IntegratedGPU(i) and VirtualGPU(i) select the
+// i-th adapter of that type in the loader's order, KindCPU the software
+// adapter (Mesa's lavapipe), DefaultKind the first of discrete,
+// integrated, virtual and software adapters (or the one
+// EMBER_WGPU_DEFAULT_DEVICE names); Existing is not supported. A software
+// adapter is never the automatic DefaultDevice (the cpu backend is
+// faster), but Vulkan(DefaultKind) selects it where it is the only one.
+// Where the backend cannot run, Init reports ErrBackendUnavailable.
 func Vulkan(k DeviceKind) Device { return kindDevice("vulkan", k) }
 
-// Metal is an Apple GPU of the given kind. Not in this build:
-// Init reports ErrBackendUnavailable.
+// Metal is an Apple GPU of the given kind. Not in this build (and on
+// platforms other than macOS and iOS there is no Metal): Init reports
+// ErrBackendUnavailable saying so.
 func Metal(k DeviceKind) Device { return kindDevice("metal", k) }
 
-// WebGPU is a GPU of the given kind through WebGPU. Not in this build:
-// Init reports ErrBackendUnavailable.
+// WebGPU is a GPU of the given kind through WebGPU. Not in this build
+// (and outside a browser, js/wasm, there is no WebGPU): Init reports
+// ErrBackendUnavailable saying so.
 func WebGPU(k DeviceKind) Device { return kindDevice("webgpu", k) }
 
 // LibTorch is LibTorch's CPU device, "libtorch": Ember's ops run as ATen
@@ -192,7 +204,9 @@ func (d Device) Equal(o Device) bool { return d.st == o.st }
 // DefaultDevice returns, in order: the device named by the EMBER_DEVICE
 // environment variable (a name ParseDevice accepts), then the best available
 // local backend (the registered driver of highest priority that has a device
-// which initializes: cuda > rocm > vulkan/wgpu > cpu > flex). It never
+// which initializes: cuda > rocm > vulkan/wgpu > cpu > flex, each device
+// ranked by backend.PriorityOf, so that a software Vulkan adapter such as
+// lavapipe ranks below cpu and is never chosen automatically). It never
 // returns a device that cannot run: an unusable EMBER_DEVICE is reported on
 // standard error once and skipped.
 //
@@ -233,7 +247,7 @@ func pickDefault() Device {
 	for _, name := range backend.Drivers() {
 		drv, _ := backend.Lookup(name)
 		for _, id := range drv.Devices() {
-			cands = append(cands, cand{drv.Priority(), id})
+			cands = append(cands, cand{backend.PriorityOf(drv, id), id})
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].prio > cands[j].prio })

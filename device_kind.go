@@ -178,7 +178,7 @@ func Enumerate(filter ...DeviceType) Devices {
 			continue
 		}
 		for _, id := range drv.Devices() {
-			es = append(es, entry{drv.Priority(), id})
+			es = append(es, entry{backend.PriorityOf(drv, id), id})
 		}
 	}
 	sort.SliceStable(es, func(i, j int) bool {

@@ -89,8 +89,10 @@
 // true).
 //
 // DefaultDevice takes the device EMBER_DEVICE names, then the best local
-// backend that runs (cuda, rocm, vulkan/wgpu, cpu, flex, in that order);
-// it never returns a device that cannot run, nor an autodiff device, so
+// backend that runs (cuda, rocm, vulkan/wgpu, cpu, flex, in that order;
+// a software Vulkan adapter such as lavapipe ranks below cpu, so it is
+// never the automatic default); it never returns a device that cannot
+// run, nor an autodiff device, so
 // DefaultDevice().Autodiff() always works. Enumerate lists the devices
 // present of the given DeviceTypes (all local types when none is given),
 // best backend first; RemoteWebSocketType(addr) connects and lists every

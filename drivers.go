@@ -2,6 +2,7 @@ package ember
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/emberml/ember/backend"
@@ -21,9 +22,22 @@ var placeholderBackends = []struct {
 	{"rocm", "", false},
 	{"wgpu", "", false},
 	{"vulkan", "", false},
-	{"metal", "", false},
-	{"webgpu", "", false},
+	{"metal", graphicsHint("metal"), false},
+	{"webgpu", graphicsHint("webgpu"), false},
 	{"libtorch", " (it needs the libtorch build tag and cgo)", true},
+}
+
+// graphicsHint says why a graphics-API backend without an implementation
+// here cannot run on this platform: Metal exists on Apple's systems only,
+// WebGPU in browsers (js/wasm) only.
+func graphicsHint(name string) string {
+	switch {
+	case name == "metal" && runtime.GOOS != "darwin" && runtime.GOOS != "ios":
+		return fmt.Sprintf(", and this platform (%s/%s) has no Metal, Apple's graphics API; use Vulkan or WGPU", runtime.GOOS, runtime.GOARCH)
+	case name == "webgpu" && runtime.GOOS != "js":
+		return fmt.Sprintf(", and this platform (%s/%s) has no WebGPU, the browsers' graphics API; use Vulkan or WGPU", runtime.GOOS, runtime.GOARCH)
+	}
+	return ""
 }
 
 func init() {

@@ -63,6 +63,26 @@ type Driver interface {
 	Priority() int
 }
 
+// DevicePrioritizer is implemented by drivers whose devices differ in
+// priority: DefaultDevice and Enumerate rank each device by
+// DevicePriority(id) instead of the driver's Priority. The Vulkan driver
+// ranks a software adapter (lavapipe, a CPU running Vulkan) below the cpu
+// backend this way, so that it is never the automatic default.
+type DevicePrioritizer interface {
+	// DevicePriority returns the priority of device id, one of the
+	// driver's Devices.
+	DevicePriority(id DeviceID) int
+}
+
+// PriorityOf returns the priority of device id of driver d: its
+// DevicePriority where d is a DevicePrioritizer, else d.Priority().
+func PriorityOf(d Driver, id DeviceID) int {
+	if p, ok := d.(DevicePrioritizer); ok {
+		return p.DevicePriority(id)
+	}
+	return d.Priority()
+}
+
 var (
 	driversMu sync.RWMutex
 	drivers   = map[string]Driver{}

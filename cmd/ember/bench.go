@@ -98,14 +98,18 @@ implementations measured in the same run:
   backends f32 matmul 512, 16M add and the MNIST step on cpu, ndarray and
            libtorch (those that initialize; libtorch needs -tags libtorch),
            each row's speed relative to cpu's
+  vs-cuda  f32 matmul 4096 and 2^28-element f32 add on --device and on
+           cuda:0 in one process, the device's rate relative to cuda:0's
+           (runs only when named: it needs 3 GiB on each device)
 
-Positional arguments select families; none runs all. --plot FILE draws
-each result's speed relative to its peers (a bar per peer, log scale)
-into a .png, .svg or .pdf file.`,
+Positional arguments select families; none runs all but vs-cuda.
+--plot FILE draws each result's speed relative to its peers (a bar per
+peer, log scale) into a .png, .svg or .pdf file.`,
 		Example: `  ember bench
   ember bench --json matmul
   ember bench --device flex add sum
-  ember bench --plot bench.png matmul add sum fusion`,
+  ember bench --plot bench.png matmul add sum fusion
+  ember bench --device vulkan vs-cuda`,
 		Args: func(_ *cobra.Command, args []string) error {
 			for _, a := range args {
 				if !slices.ContainsFunc(benchFamilies, func(f benchFamily) bool { return f.name == a }) {
@@ -155,7 +159,7 @@ func benchMain(cfg BenchConfig) error {
 	}
 	var all []benchResult
 	for _, f := range benchFamilies {
-		if len(cfg.Families) > 0 && !slices.Contains(cfg.Families, f.name) {
+		if len(cfg.Families) > 0 && !slices.Contains(cfg.Families, f.name) || len(cfg.Families) == 0 && f.explicit {
 			continue
 		}
 		rows, err := f.run(b)

@@ -107,4 +107,4 @@ func backendMLPStep(b *bencher, d ember.Device) (benchResult, error) {
 	return r, nil
 }
 
-func init() { benchFamilies = append(benchFamilies, benchFamily{"backends", benchBackends}) }
+func init() { benchFamilies = append(benchFamilies, benchFamily{name: "backends", run: benchBackends}) }

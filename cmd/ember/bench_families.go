@@ -47,7 +47,7 @@ func newBencher(cfg BenchConfig) (*bencher, error) {
 	if name == "" {
 		name = "cpu"
 	}
-	dev, err := ember.ParseDevice(name)
+	dev, err := parseDeviceArg(name)
 	if err == nil {
 		err = dev.Init()
 	}
@@ -109,20 +109,23 @@ func (b *bencher) timeOp(label string, f func() *ember.Tensor) float64 {
 	})
 }
 
-// benchFamily is one selectable group of measurements.
+// benchFamily is one selectable group of measurements. An explicit
+// family runs only when named (it needs hardware or memory the default
+// run should not assume).
 type benchFamily struct {
-	name string
-	run  func(b *bencher) ([]benchResult, error)
+	name     string
+	run      func(b *bencher) ([]benchResult, error)
+	explicit bool
 }
 
 var benchFamilies = []benchFamily{
-	{"matmul", benchMatmul},
-	{"add", func(b *bencher) ([]benchResult, error) { return benchStream(b, "add") }},
-	{"sum", func(b *bencher) ([]benchResult, error) { return benchStream(b, "sum") }},
-	{"conv2d", benchConv},
-	{"softmax", benchSoftmax},
-	{"fusion", benchFusion},
-	{"mnist", benchMNIST},
+	{name: "matmul", run: benchMatmul},
+	{name: "add", run: func(b *bencher) ([]benchResult, error) { return benchStream(b, "add") }},
+	{name: "sum", run: func(b *bencher) ([]benchResult, error) { return benchStream(b, "sum") }},
+	{name: "conv2d", run: benchConv},
+	{name: "softmax", run: benchSoftmax},
+	{name: "fusion", run: benchFusion},
+	{name: "mnist", run: benchMNIST},
 }
 
 func randFloats[T float32 | float64](n int, seed uint64) []T {

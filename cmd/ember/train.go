@@ -31,7 +31,7 @@ var runTrain = func(cfg TrainConfig) error {
 		return err
 	}
 	if cfg.Device != "" {
-		d, err := ember.ParseDevice(cfg.Device)
+		d, err := parseDeviceArg(cfg.Device)
 		if err != nil {
 			return fromEnv(err)
 		}

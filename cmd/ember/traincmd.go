@@ -215,7 +215,7 @@ consecutive f16 steps skipped for overflowing gradients.`,
 	f.IntVar(&cfg.BatchSize, "batch", 64, "examples per optimizer step")
 	f.Float64Var(&cfg.LR, "lr", 0, "learning rate (default: the optimizer's, 1e-3 for adam and adamw, 0.01 with momentum 0.9 for sgd)")
 	f.StringVar(&cfg.Optimizer, "optimizer", "adam", "optimizer: "+strings.Join(trainOptimizers, " | "))
-	f.StringVar(&cfg.Device, "device", "", "device to train on, e.g. cpu, cuda:0 (default $EMBER_DEVICE, else the best available)")
+	f.StringVar(&cfg.Device, "device", "", "device to train on, e.g. cpu, cuda:0, vulkan (default $EMBER_DEVICE, else the best available)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed for initialization and shuffling")
 	f.BoolVar(&cfg.Checkpointing, "checkpointing", false, "recompute activations in the backward pass to save memory")
 	f.BoolVar(&cfg.Compile, "compile", false, "capture the training step once and replay it for every batch (a CUDA graph on cuda)")

@@ -9,7 +9,21 @@
 layout(std430, set = 0, binding = 2) readonly restrict buffer In0 { STYPE a[]; };
 
 void cast1(uint oi, uint ai) {
-#if IS_FLOAT
+#if IS_FLOAT && !defined(DT_F64)
+	// A float32-representable source goes to F32, F16, BF16 and Bool on its
+	// bits, not through double: GPUs that flush float32 subnormals to zero
+	// in conversions and compares (NVIDIA's) would lose them, and NaN
+	// payloads would be canonicalized.
+	CTYPE x = LD(a[ai]);
+	uint u = floatBitsToUint(x);
+	switch (ODT) {
+	case 2u: case 3u: o_u32[oi] = u; return;
+	case 4u: o_u16[oi] = uint16_t(f32_to_f16(x)); return;
+	case 5u: o_u16[oi] = uint16_t(f32_to_bf16(x)); return;
+	case 14u: o_u8[oi] = uint8_t((u & 0x7fffffffu) != 0u ? 1u : 0u); return;
+	}
+	store_d(oi, double(x));
+#elif IS_FLOAT
 	store_d(oi, double(LD(a[ai])));
 #elif defined(DT_U64)
 	store_u(oi, a[ai]);

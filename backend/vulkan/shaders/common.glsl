@@ -90,7 +90,7 @@ float bf16_to_f32(uint h) { return uintBitsToFloat(h << 16); }
 // round_to_nearest_even); NaN stays a quiet NaN with its sign.
 uint f32_to_bf16(float f) {
 	uint b = floatBitsToUint(f);
-	if (isnan(f)) {
+	if ((b & 0x7fffffffu) > 0x7f800000u) { // NaN, tested on the bits
 		return (b >> 16) | 0x40u;
 	}
 	return (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;

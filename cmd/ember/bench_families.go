@@ -99,6 +99,32 @@ func (b *bencher) median(label string, f func()) float64 {
 	return times[len(times)/2]
 }
 
+// medianPair times f and g in turn (after a warm-up of each), so that both
+// see the same load on a shared machine, and returns the median seconds
+// per run of each; a ratio of the two is then a paired comparison.
+func (b *bencher) medianPair(label string, f, g func()) (float64, float64) {
+	b.progress("bench " + label)
+	f()
+	g()
+	var tf, tg []float64
+	start := time.Now()
+	for len(tf) < maxSamples && b.ctx.Err() == nil {
+		el := time.Since(start)
+		if len(tf) >= minSamples && el >= minTime || len(tf) >= 1 && el >= maxTime {
+			break
+		}
+		t0 := time.Now()
+		f()
+		t1 := time.Now()
+		g()
+		tf = append(tf, t1.Sub(t0).Seconds())
+		tg = append(tg, time.Since(t1).Seconds())
+	}
+	slices.Sort(tf)
+	slices.Sort(tg)
+	return tf[len(tf)/2], tg[len(tg)/2]
+}
+
 // timeOp times an ember computation, synchronizing the device after each run.
 func (b *bencher) timeOp(label string, f func() *ember.Tensor) float64 {
 	return b.median(label, func() {

@@ -476,11 +476,16 @@ func classSize(c int) int {
 	return 1<<e + step*(1<<e)/4
 }
 
-// cleanup drops every cached buffer of the current layout.
+// cleanup drops every cached buffer of the current layout and forgets the
+// largest buffers of the current and last epochs, so that the collection
+// step (reclaimDue) follows the work that comes next rather than large
+// buffers handed out before the cleanup.
 func (a *allocator) cleanup() {
 	l := a.cur.Load()
 	l.f32.drop()
 	l.f64.drop()
+	a.largest.Store(0)
+	a.largestPrev.Store(0)
 }
 
 // install replaces the layout: pools (nil for the preset size classes),

@@ -250,3 +250,26 @@ func TestReclaimPacesLargeBuffers(t *testing.T) {
 	}
 	t.Logf("%d collections, up to %d MiB reserved", gcs, maxReserved>>20)
 }
+
+// MemoryCleanup forgets the large buffers of earlier work: small buffers
+// handed out after it are paced by the 16 MiB step again, not by four of
+// the large buffers handed out before it.
+func TestCleanupResetsReclaimPacing(t *testing.T) {
+	be := newTestBackend()
+	big := be.f32(8 << 20) // 32 MiB: a step of four would be 128 MiB
+	big[0] = 1
+	be.MemoryCleanup()
+	if be.alloc.largest.Load() != 0 || be.alloc.largestPrev.Load() != 0 {
+		t.Fatalf("largest buffers remembered after MemoryCleanup: %d, %d", be.alloc.largest.Load(), be.alloc.largestPrev.Load())
+	}
+	before := be.alloc.forcedGC.Load()
+	const elems = 64 << 10 // 256 KiB
+	for range 4 * (reclaimGrowth / (elems * 4)) {
+		b := be.f32(elems)
+		b[0] = 1
+	}
+	if got := be.alloc.forcedGC.Load() - before; got == 0 {
+		t.Errorf("no collection while handing out %d MiB of small buffers after MemoryCleanup", 4*reclaimGrowth>>20)
+	}
+	_ = big
+}

@@ -275,8 +275,14 @@ func (c *TrainConfig) fromCheckpoint(changed func(string) bool) error {
 	set("clip-value", func() { c.ClipValue = s.ClipValue })
 	set("limit", func() { c.Limit = s.TrainExamples })
 	set("dtype", func() { c.DType = s.DType })
-	set("loss-scale", func() { c.LossScale = s.InitScale })
-	set("loss-scale-growth-interval", func() { c.LossScaleGrowthInterval = s.GrowthInterval })
+	if s.InitScale > 0 {
+		// An f16 checkpoint: its loss scaling. Other precisions record
+		// none, and the flags keep their defaults, so that a --dtype f16
+		// given against such a checkpoint is refused for its precision
+		// rather than for a zero --loss-scale.
+		set("loss-scale", func() { c.LossScale = s.InitScale })
+		set("loss-scale-growth-interval", func() { c.LossScaleGrowthInterval = s.GrowthInterval })
+	}
 	set("checkpoint", func() { c.CheckpointPath = c.ResumePath })
 	return nil
 }

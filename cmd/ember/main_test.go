@@ -198,9 +198,21 @@ func TestDevices(t *testing.T) {
 	if err != nil {
 		t.Fatalf("devices: %v", err)
 	}
-	for _, want := range []string{"cpu", "flex", "available (default)", "rocm:0", "the rocm backend is not part of this build"} {
+	for _, want := range []string{"cpu", "flex", "available (default)", "rocm:0", "unavailable: the rocm backend is not part of this build\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("devices output lacks %q:\n%s", want, out)
+		}
+	}
+	// A row's reason leaves out what the row says already: no "ember: ",
+	// no device name, no "init: " and no second "unavailable".
+	for _, line := range strings.Split(out, "\n") {
+		name, reason, ok := strings.Cut(line, "unavailable: ")
+		if !ok {
+			continue
+		}
+		dev := strings.Fields(name)[0]
+		if strings.Contains(reason, "ember: ") || strings.Contains(reason, dev+": ") || strings.HasPrefix(reason, "init: ") || strings.Contains(reason, "unavailable") {
+			t.Errorf("devices row %q repeats itself", line)
 		}
 	}
 	out, _, err = execute(t, "devices", "--json")

@@ -302,6 +302,16 @@ func TestDeviceErrorsNameEmberDevice(t *testing.T) {
 	if _, _, err := execute(t, "bench", "add"); err != nil || len(got) != 1 || got[0].Device != "flex" || !got[0].DeviceFromEnv {
 		t.Errorf("bench with EMBER_DEVICE=flex: %v, %+v", err, got)
 	}
+	// Without either, the device is left to the bencher (cpu), and the
+	// help states that default once, without a contradicting "cpu".
+	t.Setenv("EMBER_DEVICE", "")
+	if _, _, err := execute(t, "bench", "add"); err != nil || len(got) != 2 || got[1].Device != "" || got[1].DeviceFromEnv {
+		t.Errorf("bench without --device or EMBER_DEVICE: %v, %+v", err, got)
+	}
+	help, _, _ := execute(t, "bench", "--help")
+	if !strings.Contains(help, "(default $EMBER_DEVICE, else cpu)\n") {
+		t.Errorf("bench --help on --device:\n%s", help)
+	}
 }
 
 // TestTrainResumeCLI trains two epochs in one go and, separately, one

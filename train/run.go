@@ -229,7 +229,7 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 		}
 	}
 	if cfg.Load != "" {
-		if err := nn.Load(cfg.Load, model); err != nil {
+		if err := loadParameters(cfg.Load, model); err != nil {
 			return err
 		}
 	}

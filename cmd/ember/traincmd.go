@@ -220,7 +220,7 @@ consecutive f16 steps skipped for overflowing gradients.`,
 	f.BoolVar(&cfg.Checkpointing, "checkpointing", false, "recompute activations in the backward pass to save memory")
 	f.BoolVar(&cfg.Compile, "compile", false, "capture the training step once and replay it for every batch (a CUDA graph on cuda)")
 	f.StringVar(&cfg.SavePath, "save", "", "write the trained parameters to `FILE`")
-	f.StringVar(&cfg.LoadPath, "load", "", "start from the parameters in `FILE` (written by --save); with --epochs 0 only evaluate them")
+	f.StringVar(&cfg.LoadPath, "load", "", "start from the parameters in `FILE` (written by --save, or a --checkpoint's); with --epochs 0 only evaluate them")
 	f.StringVar(&cfg.PlotPath, "plot", "", "draw loss and accuracy curves into `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&cfg.JSON, "json", false, "print JSON records, one per line (the configuration, then one per epoch), instead of text and progress bars")
 	f.StringVar(&cfg.DataDir, "data", "", "directory holding the MNIST IDX files (default: the GoMNIST module's data)")

@@ -228,6 +228,13 @@ var (
 	defaultDev  Device
 )
 
+// unusableEnvDevice is the warning DefaultDevice prints when the device
+// EMBER_DEVICE names cannot run: one "ember: " prefix, though err (a
+// *DeviceError) starts with its own.
+func unusableEnvDevice(name string, err error) string {
+	return fmt.Sprintf("ember: EMBER_DEVICE=%q is unusable, using the best available device instead: %s", name, strings.TrimPrefix(err.Error(), "ember: "))
+}
+
 func pickDefault() Device {
 	if name := os.Getenv("EMBER_DEVICE"); name != "" {
 		d, err := ParseDevice(name)
@@ -237,7 +244,7 @@ func pickDefault() Device {
 		if err == nil {
 			return d.Inner()
 		}
-		fmt.Fprintf(os.Stderr, "ember: EMBER_DEVICE=%q is unusable, using the best available device instead: %v\n", name, err)
+		fmt.Fprintln(os.Stderr, unusableEnvDevice(name, err))
 	}
 	type cand struct {
 		prio int

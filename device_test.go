@@ -243,6 +243,21 @@ func TestPickDefault(t *testing.T) {
 	if err := DefaultDevice().Init(); err != nil {
 		t.Errorf("DefaultDevice cannot run: %v", err)
 	}
+	// The warning about an unusable EMBER_DEVICE has one "ember: ".
+	for _, bad := range []string{"nonsense", "flex:42", "vulkan:discrete:0"} {
+		d, err := ParseDevice(bad)
+		if err == nil {
+			err = d.Init()
+		}
+		if err == nil {
+			continue
+		}
+		msg := unusableEnvDevice(bad, err)
+		if want := fmt.Sprintf("ember: EMBER_DEVICE=%q is unusable, using the best available device instead: ", bad); !strings.HasPrefix(msg, want) ||
+			strings.Count(msg, "ember: ") != 1 || !strings.HasSuffix(msg, strings.TrimPrefix(err.Error(), "ember: ")) {
+			t.Errorf("EMBER_DEVICE=%s: warning %q (error %q)", bad, msg, err)
+		}
+	}
 }
 
 // recoverString runs f and returns the text of its panic ("" if none).

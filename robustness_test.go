@@ -9,8 +9,8 @@ import (
 )
 
 // A 2×2 window of equal values sends the max-pool gradient to its first
-// tap, as DESIGN.md states for index-selecting ops (PyTorch's
-// max_pool2d), on flex (no kernel) and cpu (its kernel).
+// tap, as Tensor.MaxPool2d documents (PyTorch's max_pool2d), on flex (no
+// kernel) and cpu (its kernel).
 func TestMaxPoolTieGradientRoutesToFirstTap(t *testing.T) {
 	for _, dev := range []Device{Flex().Autodiff(), CPU().Autodiff()} {
 		x := FullDType([]int{1, 1, 2, 2}, 3, F64, dev).RequireGrad()

@@ -48,6 +48,9 @@
 // step. Shuffling is reproducible: epoch e visits Permutation(n, seed, e).
 // Package train's Trainer fits any model to any Dataset.
 //
+// ExampleReadCSV reads a table with named classes and shows a bad value's
+// error; ExampleLoader shuffles, batches and places a dataset on a device.
+//
 // Errors from files (missing, truncated, corrupt, a bad value) are
 // returned, never panicked, and wrap ErrFormat or fs.ErrNotExist so
 // callers can test them with errors.Is. Misuse by the program (a batch

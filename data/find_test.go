@@ -2,12 +2,37 @@ package data
 
 import (
 	"errors"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
+
+// TestNoGoMNISTImport checks that no file of package data, its tests
+// included, imports the GoMNIST module: a test's import is enough for go
+// mod tidy in every module that imports package data to download GoMNIST
+// (11 MB) and record it in go.sum.
+func TestNoGoMNISTImport(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files found (%v)", err)
+	}
+	for _, f := range files {
+		ast, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range ast.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == GoMNISTModule || strings.HasPrefix(p, GoMNISTModule+"/") {
+				t.Errorf("%s imports %s", f, p)
+			}
+		}
+	}
+}
 
 func TestFindMNISTOverride(t *testing.T) {
 	dir := t.TempDir()

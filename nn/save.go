@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -41,8 +42,10 @@ type LoadOptions struct {
 	// common and reports the others in LoadResult instead of failing
 	// (PyTorch's load_state_dict(strict=False)): a module tensor the
 	// source lacks keeps its value, a source tensor the module lacks is
-	// ignored. A shared name of another shape or dtype is an error in
-	// either mode, as in PyTorch.
+	// ignored. A shared name of another shape is an error in either mode,
+	// as in PyTorch; so is one of another dtype, which PyTorch's
+	// load_state_dict would convert silently (convert the module with
+	// ToDType, or the tensors with Tensor.Cast and LoadStateDict).
 	NonStrict bool
 }
 
@@ -118,7 +121,12 @@ func SaveTensors(w io.Writer, tensors map[string]*ember.Tensor, metadata map[str
 func writeFileAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("nn: save: %w", err)
+		// Name the file asked for, not the temporary one.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("nn: save %s: %w", path, err)
 	}
 	tmp := f.Name()
 	// CreateTemp makes the file 0600; a checkpoint is an ordinary data
@@ -205,7 +213,7 @@ func loadFrom(r io.Reader, m Module, opts LoadOptions) (*LoadResult, error) {
 		return nil, fmt.Errorf("nn: load: %w: the source holds far more than the module's %d tensors of %d bytes: %w", ErrMismatch, len(all), bytes, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("nn: load: %w", err)
+		return nil, &pathError{"nn: load: ", []string{"nn: "}, err}
 	}
 	src := make(map[string]source, len(tensors))
 	for name, d := range tensors {
@@ -226,7 +234,7 @@ func loadFrom(r io.Reader, m Module, opts LoadOptions) (*LoadResult, error) {
 func LoadTensors(r io.Reader, dev ember.Device) (map[string]*ember.Tensor, map[string]string, error) {
 	data, metadata, err := ReadSafetensors(r)
 	if err != nil {
-		return nil, nil, fmt.Errorf("nn: load: %w", err)
+		return nil, nil, &pathError{"nn: load: ", []string{"nn: "}, err}
 	}
 	out := make(map[string]*ember.Tensor, len(data))
 	for _, name := range slices.Sorted(maps.Keys(data)) {
@@ -355,9 +363,10 @@ func nameList(what string, names []string) string {
 	return s
 }
 
-// pathError is err with the file's path in its text: its leading prefix
-// (the first of trim that it has) replaced by head, so that the message
-// reads "nn: load model.safetensors: ..." without a repeated "nn: ".
+// pathError is err with the file's path (or the operation) in its text:
+// its leading prefix (the first of trim that it has) replaced by head, so
+// that the message reads "nn: load model.safetensors: ..." or "nn: load:
+// safetensors: ..." without a repeated "nn: ".
 type pathError struct {
 	head string
 	trim []string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -146,5 +147,40 @@ func TestLoadTensorsAndSaveTensors(t *testing.T) {
 	}
 	if _, err := LoadStateDict(NewLinear(1, 1, dev), map[string]*ember.Tensor{"weight": nil}, LoadOptions{}); err == nil {
 		t.Error("nil tensor accepted by LoadStateDict")
+	}
+}
+
+// TestSaveLoadErrorText checks the messages of failed saves and loads:
+// one "nn: " prefix each, the path asked for (not the temporary file a
+// save writes first), and the sentinels still reachable with errors.Is.
+func TestSaveLoadErrorText(t *testing.T) {
+	dev := ember.Flex()
+	m := NewLinear(3, 2, dev)
+	var buf bytes.Buffer
+	if err := SaveTo(&buf, m, nil); err != nil {
+		t.Fatal(err)
+	}
+	cut := buf.Bytes()[:buf.Len()-5]
+	path := filepath.Join(t.TempDir(), "cut.safetensors")
+	if err := os.WriteFile(path, cut, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errFrom := LoadFrom(bytes.NewReader(cut), m, LoadOptions{})
+	_, _, errTensors := LoadTensors(bytes.NewReader(cut), dev)
+	errFile := Load(path, m)
+	absent := filepath.Join(t.TempDir(), "no", "such", "dir", "m.safetensors")
+	errSave := Save(absent, m)
+	for _, c := range []struct {
+		name, prefix string
+		err, is      error
+	}{
+		{"LoadFrom", "nn: load: safetensors: invalid safetensors data: stream ends", errFrom, ErrInvalidSafetensors},
+		{"LoadTensors", "nn: load: safetensors: invalid safetensors data: stream ends", errTensors, ErrInvalidSafetensors},
+		{"Load", "nn: load " + path + ": safetensors: invalid safetensors data: stream ends", errFile, ErrInvalidSafetensors},
+		{"Save", "nn: save " + absent + ": no such file or directory", errSave, os.ErrNotExist},
+	} {
+		if c.err == nil || !strings.HasPrefix(c.err.Error(), c.prefix) || strings.Count(c.err.Error(), "nn: ") != 1 || !errors.Is(c.err, c.is) {
+			t.Errorf("%s: %v, want a message starting %q with one \"nn: \", wrapping %v", c.name, c.err, c.prefix, c.is)
+		}
 	}
 }

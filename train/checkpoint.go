@@ -445,3 +445,28 @@ func (e *checkpointPathError) Error() string {
 
 // Unwrap returns the error without the path.
 func (e *checkpointPathError) Unwrap() error { return e.err }
+
+// loadParameters reads the parameters and buffers in the file at path into
+// model, strictly: a parameter file written by nn.Save, or a checkpoint
+// (its model's tensors; the optimizer's state and the progress are left
+// out), so that Config.Load can evaluate or fine-tune the model of a
+// checkpoint. A file that is neither, or does not fit model, gives
+// nn.Load's error.
+func loadParameters(path string, model nn.Module) error {
+	err := nn.Load(path, model)
+	if err == nil || !errors.Is(err, nn.ErrMismatch) {
+		return err
+	}
+	c, cerr := LoadCheckpoint(path)
+	if cerr != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if werr := nn.SaveSafetensors(&buf, c.Model); werr != nil {
+		return fmt.Errorf("train: load %s: %w", path, werr)
+	}
+	if _, lerr := nn.LoadFrom(&buf, model, nn.LoadOptions{}); lerr != nil {
+		return fmt.Errorf("train: load %s (the checkpoint's model): %w", path, lerr)
+	}
+	return nil
+}

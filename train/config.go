@@ -107,8 +107,9 @@ type Config struct {
 	// for bit. It needs the adam, adamw or sgd optimizer.
 	Compile bool
 	// Load, when non-empty, is a parameter file written by nn.Save (for
-	// example by an earlier run with Save) loaded into the model before
-	// training.
+	// example by an earlier run with Save), or a checkpoint (Checkpoint)
+	// whose model's tensors are taken, loaded into the model before
+	// training or, with EvalOnly, evaluated.
 	Load string
 	// Save, when non-empty, is the file the trained parameters are
 	// written to with nn.Save.

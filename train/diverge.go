@@ -53,7 +53,8 @@ type DivergedError struct {
 // try a lower learning rate or gradient clipping", or, for an F16 run
 // whose loss overflowed, "train: training diverged at step 48 (epoch 1,
 // f16): the loss is +Inf; F16 activations overflow beyond 65504: try
-// DType bf16 (F32's range) or a lower learning rate".
+// bf16 precision (F32's range) or a lower learning rate"; the hints
+// name precisions as Config.DType and --dtype spell them.
 func (e *DivergedError) Error() string {
 	where := fmt.Sprintf("epoch %d", e.Epoch)
 	if e.DType != 0 {
@@ -62,15 +63,15 @@ func (e *DivergedError) Error() string {
 	var what string
 	switch {
 	case e.SkippedSteps > 0:
-		what = fmt.Sprintf("the gradients held Inf or NaN in %d consecutive steps, all skipped (loss scale now %g): they overflow even unscaled; try a lower learning rate or DType bf16",
+		what = fmt.Sprintf("the gradients held Inf or NaN in %d consecutive steps, all skipped (loss scale now %g): they overflow even unscaled; try a lower learning rate or bf16 precision",
 			e.SkippedSteps, e.LossScale)
 	case !finite(e.Loss):
 		hint := "try a lower learning rate or gradient clipping"
 		switch e.DType {
 		case ember.F16:
-			hint = "F16 activations overflow beyond 65504: try DType bf16 (F32's range) or a lower learning rate"
+			hint = "F16 activations overflow beyond 65504: try bf16 precision (F32's range) or a lower learning rate"
 		case ember.BF16:
-			hint = "try a lower learning rate, gradient clipping, or DType f32"
+			hint = "try a lower learning rate, gradient clipping, or f32 precision"
 		}
 		what = fmt.Sprintf("the loss is %v; %s", e.Loss, hint)
 	default:

@@ -55,10 +55,10 @@
 // terminal's width, is drawn on standard error when Config.Progress is
 // set, and Config.Plot names a PNG file for the loss and accuracy curves
 // (gonum.org/v1/plot). Trained parameters are written with nn.Save
-// (Config.Save) and read back with nn.Load (Config.Load); Evaluate
-// measures the accuracy of an MNIST model on a dataset, so a saved model
-// can be evaluated without training by running with Load and EvalOnly
-// set.
+// (Config.Save) and read back with nn.Load (Config.Load, which also takes
+// a checkpoint's model); Evaluate measures the accuracy of an MNIST model
+// on a dataset, so a saved model can be evaluated without training by
+// running with Load and EvalOnly set.
 //
 // Both entry points take the conveniences of PyTorch training scripts:
 // learning-rate schedules with warm-up (Config.Schedule and Warmup, or

@@ -92,6 +92,11 @@ func TestRunDTypeConfig(t *testing.T) {
 			t.Errorf("%s: error %q does not say what is wrong", name, err)
 		}
 	}
+	cfg0 := bad["autocast mismatch"]
+	cfg0.Train, cfg0.Test = newSynthetic(64), newSynthetic(64)
+	if _, err := Run(context.Background(), cfg0); err == nil || !strings.Contains(err.Error(), "autocasts to bf16, but the run's dtype is f16") {
+		t.Errorf("autocast mismatch: %v", err)
+	}
 	// A device named with +autocast:bf16 trains in BF16 mixed precision.
 	var out bytes.Buffer
 	cfg := syntheticConfig(32)
@@ -160,6 +165,11 @@ func TestRunDiverges(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), "step ") || !strings.Contains(err.Error(), dt.String()) {
 			t.Errorf("%v: message %q", dt, err)
+		}
+		// The hint names a precision, not a Go field (a Trainer has none
+		// and the command line spells it --dtype).
+		if strings.Contains(err.Error(), "DType") || dt == ember.F16 && !strings.Contains(err.Error(), "try bf16 precision") {
+			t.Errorf("%v: hint of %q", dt, err)
 		}
 	}
 }

@@ -242,3 +242,26 @@ func TestResumeErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCompareNamesTheDataFirst checks that a resumed run on another
+// training set is refused for its train_examples, not for the decay_steps
+// of its schedule, which follow from them (with a hint about epochs that
+// would mislead).
+func TestCompareNamesTheDataFirst(t *testing.T) {
+	saved := RunSettings{Model: "mlp", Optimizer: "adam", LR: 1e-3, Batch: 64, Seed: 5, Epochs: 15, Schedule: "cosine",
+		Warmup: 100, DecaySteps: 500, TrainExamples: 2560, DType: "f32"}
+	run := saved
+	run.Epochs, run.TrainExamples, run.DecaySteps = 20, 1000, 220
+	err := run.compare(saved)
+	if want := "train_examples = 2560, this run has 1000"; !errors.Is(err, ErrCheckpointMismatch) || !strings.Contains(err.Error(), want) {
+		t.Errorf("another training set: %v, want ErrCheckpointMismatch naming %q", err, want)
+	}
+	run.TrainExamples = saved.TrainExamples
+	err = run.compare(saved)
+	if want := "decay_steps = 500, this run has 220 (the cosine schedule spans the run's epochs: resume with the checkpoint's 15)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("other epochs under cosine: %v, want %q", err, want)
+	}
+	if err := saved.compare(saved); err != nil {
+		t.Errorf("the same settings: %v", err)
+	}
+}

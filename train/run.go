@@ -93,7 +93,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if dt, ok := cfg.Device.AutocastDType(); ok {
 		// "cpu+autodiff+autocast:bf16" asks for mixed precision.
 		if cfg.DType != 0 && cfg.DType != dt {
-			return nil, fmt.Errorf("train: the device %v autocasts to %v, but DType is %v", cfg.Device, dt, cfg.DType)
+			return nil, fmt.Errorf("train: the device %v autocasts to %v, but the run's dtype is %v", cfg.Device, dt, cfg.DType)
 		}
 		cfg.DType = dt
 	}
@@ -229,7 +229,7 @@ func (r *runner) run(ctx context.Context, dev ember.Device) error {
 		}
 	}
 	if cfg.Load != "" {
-		if err := nn.Load(cfg.Load, model); err != nil {
+		if err := loadParameters(cfg.Load, model); err != nil {
 			return err
 		}
 	}

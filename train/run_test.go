@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -350,5 +352,50 @@ func TestDefaults(t *testing.T) {
 	}
 	if DefaultLR("sgd") != 1e-2 || DefaultLR("sgd") != optim.DefaultSGDLR || DefaultLR("adamw") != 1e-3 || DefaultLR("x") != 0 {
 		t.Fatal("DefaultLR")
+	}
+}
+
+// TestLoadCheckpointParameters checks that Load takes a checkpoint's
+// model (the advice Config.Resume with EvalOnly gives): the evaluation
+// run scores the checkpointed model's accuracy exactly, a checkpoint of
+// another model is refused naming the mismatch, and a file that is
+// neither a parameter file nor a checkpoint keeps nn.Load's error.
+func TestLoadCheckpointParameters(t *testing.T) {
+	dir := t.TempDir()
+	cfg := syntheticConfig(128)
+	cfg.Checkpoint = filepath.Join(dir, "run.ckpt")
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TestAccuracy < 0.8 {
+		t.Fatalf("trained accuracy %.3f, want >= 0.8 for the comparison to mean something", res.TestAccuracy)
+	}
+	ev := cfg
+	ev.Checkpoint, ev.Load, ev.EvalOnly = "", cfg.Checkpoint, true
+	got, err := Run(context.Background(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.TestAccuracy != res.TestAccuracy {
+		t.Fatalf("the checkpoint's model scores %v, the trained one %v", got.TestAccuracy, res.TestAccuracy)
+	}
+	a, b := paramBits(t, res.Model), paramBits(t, got.Model)
+	for name, bits := range a {
+		if !slices.Equal(bits, b[name]) {
+			t.Fatalf("parameter %s differs after loading the checkpoint", name)
+		}
+	}
+	ev.Model = "cnn"
+	if _, err := Run(context.Background(), ev); !errors.Is(err, nn.ErrMismatch) || !strings.Contains(err.Error(), "run.ckpt") {
+		t.Errorf("a checkpoint of the MLP loaded into the CNN: %v, want nn.ErrMismatch naming the file", err)
+	}
+	junk := filepath.Join(dir, "junk")
+	if err := os.WriteFile(junk, []byte("not a safetensors file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev.Model, ev.Load = "mlp", junk
+	if _, err := Run(context.Background(), ev); !errors.Is(err, nn.ErrInvalidSafetensors) {
+		t.Errorf("a junk file: %v, want nn.ErrInvalidSafetensors", err)
 	}
 }

@@ -116,21 +116,29 @@ func (c Config) settings(perEpoch, trainN int) (RunSettings, optim.Schedule) {
 
 // compare returns an error wrapping ErrCheckpointMismatch naming the
 // first setting in which s, the resuming run's, differs from saved, the
-// checkpoint's (Epochs may grow).
+// checkpoint's (Epochs may grow). TrainExamples is compared before the
+// schedule, whose DecaySteps follow from it.
 func (s RunSettings) compare(saved RunSettings) error {
 	a, b := reflect.ValueOf(s), reflect.ValueOf(saved)
+	order := []int{}
 	for i := range a.NumField() {
-		f := a.Type().Field(i)
-		if f.Name == "Epochs" {
-			continue
+		switch a.Type().Field(i).Name {
+		case "Epochs":
+		case "TrainExamples":
+			order = append([]int{i}, order...)
+		default:
+			order = append(order, i)
 		}
+	}
+	for _, i := range order {
+		f := a.Type().Field(i)
 		if x, y := a.Field(i).Interface(), b.Field(i).Interface(); x != y {
 			hint := ""
 			switch f.Name {
 			case "DecaySteps":
 				hint = fmt.Sprintf(" (the %s schedule spans the run's epochs: resume with the checkpoint's %d)", saved.Schedule, saved.Epochs)
 			case "DType":
-				hint = fmt.Sprintf(" (a run continues in the precision it was trained in: resume with DType %s)", saved.DType)
+				hint = fmt.Sprintf(" (a run continues in the precision it was trained in: resume with dtype %s)", saved.DType)
 			}
 			return fmt.Errorf("train: %w: the checkpoint was written with %s = %v, this run has %v%s", ErrCheckpointMismatch, jsonName(f), y, x, hint)
 		}

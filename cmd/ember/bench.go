@@ -137,7 +137,7 @@ peer, log scale) into a .png, .svg or .pdf file.`,
 			return runBench(cfg)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.Device, "device", "cpu", "device to measure (default $EMBER_DEVICE, else cpu)")
+	cmd.Flags().StringVar(&cfg.Device, "device", "", "device to measure (default $EMBER_DEVICE, else cpu)")
 	cmd.Flags().BoolVar(&cfg.JSON, "json", false, "print one JSON object per measurement")
 	cmd.Flags().StringVar(&cfg.Plot, "plot", "", "draw the results against their peers into `FILE` (.png, .svg or .pdf)")
 	return cmd

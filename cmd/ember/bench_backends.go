@@ -28,7 +28,7 @@ func benchBackends(b *bencher) ([]benchResult, error) {
 			err = d.Init()
 		}
 		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("%s skipped (%v)", name, err))
+			skipped = append(skipped, fmt.Sprintf("%s skipped (%s)", name, unavailableReason(name, err)))
 			continue
 		}
 		devs = append(devs, d)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/emberml/ember"
@@ -59,7 +60,7 @@ func listDevices(cfg DevicesConfig) error {
 	for _, d := range ember.Enumerate() {
 		r := deviceRow{Name: d.String(), Type: d.Type().String(), Index: int(d.Index()), Default: d.Equal(def), Available: true}
 		if err := d.Init(); err != nil {
-			r.Available, r.Reason = false, err.Error()
+			r.Available, r.Reason = false, unavailableReason(r.Name, err)
 		} else {
 			r.Fusion = d.Fusion()
 		}
@@ -77,7 +78,7 @@ func listDevices(cfg DevicesConfig) error {
 			continue
 		}
 		if err := d.Init(); err != nil {
-			rows = append(rows, deviceRow{Name: d.String(), Type: d.Type().String(), Index: int(d.Index()), Reason: err.Error()})
+			rows = append(rows, deviceRow{Name: d.String(), Type: d.Type().String(), Index: int(d.Index()), Reason: unavailableReason(d.String(), err)})
 		}
 	}
 	if cfg.JSON {
@@ -113,6 +114,20 @@ func listDevices(cfg DevicesConfig) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// unavailableReason is the text of the error with which the device name
+// failed to initialize, without what its row already says: the leading
+// "ember: NAME: init: " and "backend unavailable: " of a *ember.DeviceError
+// ("unavailable: the vulkan backend is not part of this build").
+func unavailableReason(name string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "ember: ")
+	msg = strings.TrimPrefix(msg, name+": ")
+	msg = strings.TrimPrefix(msg, "init: ")
+	if rest, ok := strings.CutPrefix(msg, ember.ErrBackendUnavailable.Error()+": "); ok && rest != "" {
+		msg = rest
+	}
+	return msg
 }
 
 // fusionCapable are the backends that fuse elementwise ops unless

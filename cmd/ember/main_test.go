@@ -198,9 +198,21 @@ func TestDevices(t *testing.T) {
 	if err != nil {
 		t.Fatalf("devices: %v", err)
 	}
-	for _, want := range []string{"cpu", "flex", "available (default)", "rocm:0", "the rocm backend is not part of this build"} {
+	for _, want := range []string{"cpu", "flex", "available (default)", "rocm:0", "unavailable: the rocm backend is not part of this build\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("devices output lacks %q:\n%s", want, out)
+		}
+	}
+	// A row's reason leaves out what the row says already: no "ember: ",
+	// no device name, no "init: " and no second "unavailable".
+	for _, line := range strings.Split(out, "\n") {
+		name, reason, ok := strings.Cut(line, "unavailable: ")
+		if !ok {
+			continue
+		}
+		dev := strings.Fields(name)[0]
+		if strings.Contains(reason, "ember: ") || strings.Contains(reason, dev+": ") || strings.HasPrefix(reason, "init: ") || strings.Contains(reason, "unavailable") {
+			t.Errorf("devices row %q repeats itself", line)
 		}
 	}
 	out, _, err = execute(t, "devices", "--json")
@@ -289,6 +301,16 @@ func TestDeviceErrorsNameEmberDevice(t *testing.T) {
 	t.Setenv("EMBER_DEVICE", "flex")
 	if _, _, err := execute(t, "bench", "add"); err != nil || len(got) != 1 || got[0].Device != "flex" || !got[0].DeviceFromEnv {
 		t.Errorf("bench with EMBER_DEVICE=flex: %v, %+v", err, got)
+	}
+	// Without either, the device is left to the bencher (cpu), and the
+	// help states that default once, without a contradicting "cpu".
+	t.Setenv("EMBER_DEVICE", "")
+	if _, _, err := execute(t, "bench", "add"); err != nil || len(got) != 2 || got[1].Device != "" || got[1].DeviceFromEnv {
+		t.Errorf("bench without --device or EMBER_DEVICE: %v, %+v", err, got)
+	}
+	help, _, _ := execute(t, "bench", "--help")
+	if !strings.Contains(help, "(default $EMBER_DEVICE, else cpu)\n") {
+		t.Errorf("bench --help on --device:\n%s", help)
 	}
 }
 

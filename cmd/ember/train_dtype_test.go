@@ -166,3 +166,30 @@ func TestTrainAutocastDevice(t *testing.T) {
 		t.Errorf("an explicit --dtype f32 became %q", d)
 	}
 }
+
+// TestTrainResumeIntoF16 checks --dtype f16 given against a checkpoint of
+// another precision, which records no loss scaling: the loss-scaling
+// flags keep their defaults, and the run is refused for its precision,
+// not for a zero --loss-scale taken from the checkpoint.
+func TestTrainResumeIntoF16(t *testing.T) {
+	if _, err := data.FindMNIST(""); err != nil {
+		t.Skipf("MNIST files not found, skipping a real training run: %v", err)
+	}
+	t.Setenv("EMBER_DEVICE", "")
+	ckpt := filepath.Join(t.TempDir(), "run.ckpt")
+	if _, _, err := execute(t, "train", "--device", "cpu", "--limit", "64", "--batch", "16", "--dtype", "bf16", "--checkpoint", ckpt); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := execute(t, "train", "--device", "cpu", "--resume", ckpt, "--epochs", "2", "--dtype", "f16")
+	if want := "dtype = bf16, this run has f16"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("--resume of a bf16 checkpoint with --dtype f16: %v, want an error naming %q", err, want)
+	}
+	got := stubTrain(t)
+	if _, _, err := execute(t, "train", "--resume", ckpt, "--epochs", "2", "--dtype", "f16"); err != nil {
+		t.Fatal(err)
+	}
+	if c := (*got)[0]; c.DType != "f16" || c.LossScale != 65536 || c.LossScaleGrowthInterval != 2000 {
+		t.Errorf("--resume of a bf16 checkpoint with --dtype f16: dtype %q, loss scale %v, interval %d; want f16 with the defaults 65536 and 2000",
+			c.DType, c.LossScale, c.LossScaleGrowthInterval)
+	}
+}

@@ -220,7 +220,7 @@ consecutive f16 steps skipped for overflowing gradients.`,
 	f.BoolVar(&cfg.Checkpointing, "checkpointing", false, "recompute activations in the backward pass to save memory")
 	f.BoolVar(&cfg.Compile, "compile", false, "capture the training step once and replay it for every batch (a CUDA graph on cuda)")
 	f.StringVar(&cfg.SavePath, "save", "", "write the trained parameters to `FILE`")
-	f.StringVar(&cfg.LoadPath, "load", "", "start from the parameters in `FILE` (written by --save); with --epochs 0 only evaluate them")
+	f.StringVar(&cfg.LoadPath, "load", "", "start from the parameters in `FILE` (written by --save, or a --checkpoint's); with --epochs 0 only evaluate them")
 	f.StringVar(&cfg.PlotPath, "plot", "", "draw loss and accuracy curves into `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&cfg.JSON, "json", false, "print JSON records, one per line (the configuration, then one per epoch), instead of text and progress bars")
 	f.StringVar(&cfg.DataDir, "data", "", "directory holding the MNIST IDX files (default: the GoMNIST module's data)")
@@ -275,8 +275,14 @@ func (c *TrainConfig) fromCheckpoint(changed func(string) bool) error {
 	set("clip-value", func() { c.ClipValue = s.ClipValue })
 	set("limit", func() { c.Limit = s.TrainExamples })
 	set("dtype", func() { c.DType = s.DType })
-	set("loss-scale", func() { c.LossScale = s.InitScale })
-	set("loss-scale-growth-interval", func() { c.LossScaleGrowthInterval = s.GrowthInterval })
+	if s.InitScale > 0 {
+		// An f16 checkpoint: its loss scaling. Other precisions record
+		// none, and the flags keep their defaults, so that a --dtype f16
+		// given against such a checkpoint is refused for its precision
+		// rather than for a zero --loss-scale.
+		set("loss-scale", func() { c.LossScale = s.InitScale })
+		set("loss-scale-growth-interval", func() { c.LossScaleGrowthInterval = s.GrowthInterval })
+	}
 	set("checkpoint", func() { c.CheckpointPath = c.ResumePath })
 	return nil
 }

@@ -188,7 +188,8 @@ func TestSlicedPoolsMaxSlice(t *testing.T) {
 // TestCacheFollowsWorkingSet churns garbage buffers whose live set is one
 // buffer: the bytes reserved stay within reclaimGrowth of it instead of
 // filling the free lists' upper bound, and a class the workload stopped
-// using (50 cached buffers) is emptied after two reclaim epochs.
+// using (50 cached buffers) is emptied by the third reclaim: a class keeps
+// the peak of the epoch a reclaim ends and of the one before it.
 func TestCacheFollowsWorkingSet(t *testing.T) {
 	be := newTestBackend()
 	old := make([][]float32, 50)
@@ -203,7 +204,10 @@ func TestCacheFollowsWorkingSet(t *testing.T) {
 		t.Fatalf("%d buffers of the first class cached, want 50", n)
 	}
 	var maxReserved uint64
-	for i := range 4000 { // 256 MiB handed out in 64 KiB buffers, one live at a time
+	// At least 256 MiB handed out in 64 KiB buffers, one live at a time,
+	// and on until three reclaims ran (the collector's own cycles return
+	// buffers too, so the reclaims a number of bytes needs varies).
+	for i := 0; i < 4000 || be.alloc.forcedGC.Load() < 3 && i < 64000; i++ {
 		b := be.f32(16384)
 		b[0] = 1
 		if i%100 == 0 {
@@ -213,13 +217,17 @@ func TestCacheFollowsWorkingSet(t *testing.T) {
 	}
 	// A reclaim is due once the bytes handed out exceed those live at the
 	// last one by reclaimGrowth; those may still count garbage whose
-	// finalizers had not run, hence 2·reclaimGrowth, next to the 50 cached
-	// buffers of the first class.
-	if bound := uint64(2*reclaimGrowth + 50*32768); maxReserved > bound {
+	// finalizers had not run, hence 2·reclaimGrowth. The finalizers run on
+	// one goroutine, which under the race detector on a loaded machine
+	// lags the loop by up to two more steps of buffers (measured: up to
+	// 52 MiB reserved in 60 runs beside two busy loops on 2 cores), hence
+	// 4·reclaimGrowth next to the 50 cached buffers of the first class,
+	// still a quarter of the free lists' upper bound (DefaultMaxCached).
+	if bound := uint64(4*reclaimGrowth + 50*32768); maxReserved > bound {
 		t.Errorf("reserved up to %d bytes for a live set of one 64 KiB buffer, want at most %d", maxReserved, bound)
 	}
-	if be.alloc.forcedGC.Load() < 2 {
-		t.Fatalf("%d reclaims, want at least 2", be.alloc.forcedGC.Load())
+	if be.alloc.forcedGC.Load() < 3 {
+		t.Fatalf("%d reclaims after 4 GiB handed out, want at least 3", be.alloc.forcedGC.Load())
 	}
 	if n := be.alloc.cur.Load().f32.cached[c].Load(); n != 0 {
 		t.Errorf("%d buffers of the unused class still cached", n)

@@ -1,0 +1,100 @@
+package cpu
+
+import "github.com/emberml/ember/backend/cpu/internal/winograd"
+
+// transposedUnit computes the blocks of input tile row ty of image group
+// gi of a Winograd conv_transpose2d (see convwino.go) into blk
+// [image][8 rows][fw][ldu]: full-output rows 4·ty … 4·ty+7, the blocks of
+// the row's tiles added in tile order.
+func (p *winoPlan) transposedUnit(x, blk []float32, gi, ty int, s *winoScratch) {
+	const A, Mt = winograd.Alpha, winograd.M
+	L := p.lanes
+	n0 := gi * L
+	nimg := min(L, p.n-n0)
+	ry0, ry1 := Mt*ty, min(p.h, Mt*ty+Mt)
+	clear(blk[:nimg*p.ystride])
+	var soff [Mt * Mt]int32
+	var doff [winograd.Points]int32
+	for tx0 := 0; tx0 < p.tilesX; tx0 += p.chunk {
+		tx1 := min(p.tilesX, tx0+p.chunk)
+		ncols := (tx1 - tx0) * L
+		xa, xe := Mt*tx0, min(p.w, Mt*tx1)
+		cstride := p.input(x, n0, nimg, ry0, ry1, xa, xe, s)
+		rows, width := ry1-ry0, xe-xa
+		vstride := p.cin*ncols + L
+		v := (*s.v)[:winograd.Points*vstride]
+		for tx := tx0; tx < tx1; tx++ {
+			for i := range Mt {
+				for j := range Mt {
+					yy, xx := ry0+i, Mt*tx+j
+					o := rows * width * L // the zero vector
+					if yy < ry1 && xx < xe {
+						o = (i*width + xx - xa) * L
+					}
+					soff[Mt*i+j] = int32(o)
+				}
+			}
+			p.set.TransposedInput(p.cin, (*s.x)[:p.cin*cstride], cstride, &soff, v[(tx-tx0)*L:], ncols, vstride, &s.tmp)
+		}
+		aoff := stridedTable(p.cin, ncols)
+		for _, b := range p.blocks {
+			m, mstride := p.products(v, ncols, vstride, aoff, b, s)
+			bw := b.vecs * L
+			for tx := tx0; tx < tx1; tx++ {
+				for i := range A {
+					for j := range A {
+						doff[A*i+j] = int32((i*p.fw + Mt*tx + j) * p.ldu)
+					}
+				}
+				for vv := range b.vecs {
+					p.set.TransposedOutput(nimg, m[(tx-tx0)*L*bw+vv*L:], bw, mstride, blk[b.off+vv*L:], p.ystride, &doff, &s.tmp)
+				}
+			}
+		}
+	}
+}
+
+// addBlocks writes the NCHW output from the units' blocks: full-output
+// row f lies in the block of tile row f/4 (its row f mod 4) and, below
+// the first tile row, in the block of the row above (its row f mod 4 + 4);
+// the two are added in that order, then the crop (ph, pw) is transposed
+// into out.
+func (p *winoPlan) addBlocks(blocks, out []float32) {
+	const Mt = winograd.M
+	L, yl := p.lanes, p.yLen()
+	bands := p.tilesY + 1
+	ohw := p.ho * p.wo
+	rowLen := p.wo * p.ldu
+	parallelUnits(p.n*bands, func(lo, hi int) {
+		sb := getScratch[float32](&scratchF32, Mt*rowLen)
+		defer scratchF32.Put(sb)
+		sum := *sb
+		for u := lo; u < hi; u++ {
+			img, b := u/bands, u%bands
+			gi, l := img/L, img%L
+			f0, f1 := max(Mt*b, p.ph), min(Mt*b+Mt, p.ph+p.ho)
+			if f0 >= f1 {
+				continue
+			}
+			// row r of band b's own block and of the block above
+			row := func(t, r int) []float32 {
+				return blocks[(gi*p.tilesY+t)*yl+l*p.ystride+(r*p.fw+p.pw)*p.ldu:][:rowLen]
+			}
+			dst := out[img*p.cout*ohw+(f0-p.ph)*p.wo:]
+			if b > 0 && b < p.tilesY {
+				for f := f0; f < f1; f++ {
+					addF32(sum[(f-f0)*rowLen:][:rowLen], row(b, f-Mt*b), row(b-1, f-Mt*b+Mt), 0)
+				}
+				transposeTo(dst, ohw, sum, p.ldu, (f1-f0)*p.wo, p.cout)
+				continue
+			}
+			t, r0 := b, 0
+			if b == p.tilesY {
+				t, r0 = b-1, Mt
+			}
+			for f := f0; f < f1; f++ {
+				transposeTo(dst[(f-f0)*p.wo:], ohw, row(t, f-Mt*b+r0), p.ldu, p.wo, p.cout)
+			}
+		}
+	})
+}

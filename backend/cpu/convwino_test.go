@@ -41,6 +41,14 @@ func withWinograd(on bool, f func()) {
 	f()
 }
 
+// withWinogradOff turns the Winograd path off and returns the function
+// that restores it.
+func withWinogradOff() func() {
+	prev := winogradOn
+	winogradOn = false
+	return func() { winogradOn = prev }
+}
+
 // TestWinogradAgainstReference runs the Winograd conv2d and
 // conv_transpose2d on every kernel set against the float64 loop of
 // refConv, asserting that the path is taken, within winoTol of
@@ -79,7 +87,7 @@ func TestWinogradAgainstReference(t *testing.T) {
 					gv := values(t, be, got)
 					worst := 0.0
 					for i := range gv {
-						e := math.Abs(gv[i] - want[i]) / max(math.Abs(want[i]), scale[i], 1)
+						e := math.Abs(gv[i]-want[i]) / max(math.Abs(want[i]), scale[i], 1)
 						worst = max(worst, e)
 						if !(e <= winoTol) {
 							t.Fatalf("%s: [%d] = %v, want %v (Σ|terms| %v)", name, i, gv[i], want[i], scale[i])
@@ -91,7 +99,6 @@ func TestWinogradAgainstReference(t *testing.T) {
 		})
 	}
 }
-
 
 // TestWinogradSkips checks shapes that keep the direct or general path:
 // a 3×3 kernel, stride 2, dilation 2, groups, conv2d padding 3, too few
@@ -138,4 +145,39 @@ func TestWinogradSkips(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestWinogradDeterministic checks that the Winograd conv2d and
+// conv_transpose2d give the same bits on the worker pool as on one
+// goroutine.
+func TestWinogradDeterministic(t *testing.T) {
+	if winogradSet() == nil {
+		t.Skip("no Winograd kernels on this machine")
+	}
+	be := newTestBackend()
+	for ci, c := range winoCases {
+		os := convShape(c.x[:], c.w[:], c.o, false)
+		x := tensorOf(be, randVals(numel(c.x[:]), uint64(ci+3)), c.x[:], backend.F32)
+		w := tensorOf(be, randVals(numel(c.w[:]), uint64(ci+4)), c.w[:], backend.F32)
+		g := tensorOf(be, randVals(numel(os[:]), uint64(ci+5)), os[:], backend.F32)
+		run := func() [2][]float64 {
+			var r [2][]float64
+			if !c.tposeOnly {
+				r[0] = values(t, be, ir.Conv2d(be, x, w, c.o))
+			}
+			r[1] = values(t, be, ir.ConvTranspose2d(be, g, w, c.o))
+			return r
+		}
+		par := run()
+		directSerial = true
+		ser := run()
+		directSerial = false
+		for k := range par {
+			for i := range par[k] {
+				if math.Float64bits(par[k][i]) != math.Float64bits(ser[k][i]) {
+					t.Fatalf("case %d op %d: [%d] parallel %v, serial %v", ci, k, i, par[k][i], ser[k][i])
+				}
+			}
+		}
+	}
 }

@@ -3,10 +3,10 @@ package cpu
 import (
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 	"github.com/emberml/ember/backend/cpu/internal/winograd"
-	"github.com/emberml/ember/backend/cpu/internal/workers"
 	"github.com/emberml/ember/backend/internal/unfold"
 )
 
@@ -35,7 +35,8 @@ import (
 //  4. each column of M becomes an output tile (block) of a pixel-major
 //     (NHWC) buffer, vectorized over output channels, which is transposed
 //     into the NCHW output (for conv_transpose2d after adding the rows
-//     where the blocks of two tile rows overlap, in a second pass).
+//     where the blocks of two tile rows overlap, by the unit that
+//     completes the second of them).
 //
 // Every output element is computed by one fixed sequence of operations
 // (the transforms, the sum over c in increasing order, the blocks added in
@@ -44,12 +45,19 @@ import (
 //
 // Rounding: the transforms' constants grow float32 rounding errors in
 // proportion to the magnitude of a whole tile rather than of one output's
-// terms. Measured on normal inputs (TestWinogradAgainstReference) the
-// error stays within 2e-6 of max(|y|, Σ|x·w|, 1) per output (the direct
-// kernels: ≈ 3e-8; the numerical tables allow 1e-5) for every shape the
-// path takes, which is why conv2d takes it only with padding of at most
-// 2: a wider zero border leaves outputs with a few terms in tiles full of
-// data. WinogradEnv turns the path off.
+// terms. On normal inputs (TestWinogradAgainstReference) the largest
+// error measured is 2.6e-6 of max(|y|, Σ|x·w|, 1) per output, asserted
+// below 4e-6 (the direct kernels: ≈ 3e-8; the numerical tables allow
+// 1e-5). That holds because outputs with few terms are kept out of tiles
+// full of data: conv2d takes the path only with padding of at most 2 (a
+// wider zero border gives border outputs a few terms in full tiles: 7e-6
+// with padding 4), conv_transpose2d runs the adjoint algorithm (a padded
+// correlation would put its border outputs in full tiles: 1.5e-5 on the
+// MNIST CNN's input gradient), and tiles must be at least half filled.
+// In general the error is bounded by the magnitude of a tile, ≈ 2e-6 of
+// Σ_c Σ_tile |x|·max|w| (internal/winograd's tile tests), so inputs whose
+// tiles hold a few large values beside an output's small terms can see
+// more. WinogradEnv turns the path off.
 
 // WinogradEnv names the environment variable that, set to "0" (or "off",
 // "false") when the process starts, keeps float32 5×5 convolutions on the
@@ -243,21 +251,10 @@ func newWinoPlan(c winoConv, w []float32) *winoPlan {
 	p.ustride = c.cin*p.ldu + L
 	p.ubuf = getScratch[float32](&scratchF32, winograd.Points*p.ustride)
 	p.u = *p.ubuf
-	items := c.cin * p.ldu / L
-	parts := 1
-	if nw := workers.Workers(); nw > 1 && !directSerial {
-		parts = min(items, 2*nw)
-	}
-	run := func(t int) {
-		var tmp winograd.Tmp
-		lo, hi := t*items/parts, (t+1)*items/parts
-		s.Kernel(hi-lo, W[lo*L:], L, &koff, p.u[lo*L:], L, p.ustride, &tmp)
-	}
-	if parts > 1 {
-		workers.ParallelFor(parts, run)
-	} else {
-		run(0)
-	}
+	// One goroutine: a few percent of the call, not worth a second
+	// synchronization of the workers (which a loaded machine makes costly).
+	var tmp winograd.Tmp
+	s.Kernel(c.cin*p.ldu/L, W, L, &koff, p.u, L, p.ustride, &tmp)
 	p.uoff = stridedTable(c.cin, p.ldu)
 	return p
 }
@@ -305,14 +302,30 @@ func (p *winoPlan) run(x, out []float32) {
 	bb := getScratch[float32](&scratchF32, p.blocksLen(p.n))
 	defer scratchF32.Put(bb)
 	blocks := *bb
+	// Band b of output rows (full-output rows 4b … 4b+3, b ≤ tilesY) needs
+	// the blocks of tile rows b−1 and b; the unit that completes the last
+	// of them writes the band.
+	bands := p.tilesY + 1
+	done := make([]atomic.Int32, groups*bands)
 	parallelUnits(units, func(lo, hi int) {
 		s := p.scratch()
 		defer s.release()
+		sb := getScratch[float32](&scratchF32, winograd.M*p.wo*p.ldu)
+		defer scratchF32.Put(sb)
 		for u := lo; u < hi; u++ {
-			p.transposedUnit(x, blocks[u*p.yLen():][:p.yLen()], u/p.tilesY, u%p.tilesY, s)
+			gi, ty := u/p.tilesY, u%p.tilesY
+			p.transposedUnit(x, blocks[u*p.yLen():][:p.yLen()], gi, ty, s)
+			for b := ty; b <= ty+1; b++ {
+				need := int32(1)
+				if b > 0 && b < p.tilesY {
+					need = 2
+				}
+				if done[gi*bands+b].Add(1) == need {
+					p.band(blocks, out, gi, b, *sb)
+				}
+			}
 		}
 	})
-	p.addBlocks(blocks, out)
 }
 
 // input fills s.x with channels [0, cin) of images [n0, n0+nimg), rows

@@ -54,47 +54,37 @@ func (p *winoPlan) transposedUnit(x, blk []float32, gi, ty int, s *winoScratch) 
 	}
 }
 
-// addBlocks writes the NCHW output from the units' blocks: full-output
-// row f lies in the block of tile row f/4 (its row f mod 4) and, below
-// the first tile row, in the block of the row above (its row f mod 4 + 4);
-// the two are added in that order, then the crop (ph, pw) is transposed
+// band writes band b of output rows of image group gi (full-output rows
+// 4b … 4b+3, cropped) from the blocks: row f lies in the block of tile row
+// b (its row f − 4b) and, for b > 0, in the block of tile row b−1 (its row
+// f − 4b + 4); the two are added in that order into sum, then transposed
 // into out.
-func (p *winoPlan) addBlocks(blocks, out []float32) {
+func (p *winoPlan) band(blocks, out []float32, gi, b int, sum []float32) {
 	const Mt = winograd.M
-	L, yl := p.lanes, p.yLen()
-	bands := p.tilesY + 1
-	ohw := p.ho * p.wo
-	rowLen := p.wo * p.ldu
-	parallelUnits(p.n*bands, func(lo, hi int) {
-		sb := getScratch[float32](&scratchF32, Mt*rowLen)
-		defer scratchF32.Put(sb)
-		sum := *sb
-		for u := lo; u < hi; u++ {
-			img, b := u/bands, u%bands
-			gi, l := img/L, img%L
-			f0, f1 := max(Mt*b, p.ph), min(Mt*b+Mt, p.ph+p.ho)
-			if f0 >= f1 {
-				continue
-			}
-			// row r of band b's own block and of the block above
-			row := func(t, r int) []float32 {
-				return blocks[(gi*p.tilesY+t)*yl+l*p.ystride+(r*p.fw+p.pw)*p.ldu:][:rowLen]
-			}
-			dst := out[img*p.cout*ohw+(f0-p.ph)*p.wo:]
-			if b > 0 && b < p.tilesY {
-				for f := f0; f < f1; f++ {
-					addF32(sum[(f-f0)*rowLen:][:rowLen], row(b, f-Mt*b), row(b-1, f-Mt*b+Mt), 0)
-				}
-				transposeTo(dst, ohw, sum, p.ldu, (f1-f0)*p.wo, p.cout)
-				continue
-			}
-			t, r0 := b, 0
-			if b == p.tilesY {
-				t, r0 = b-1, Mt
-			}
-			for f := f0; f < f1; f++ {
-				transposeTo(dst[(f-f0)*p.wo:], ohw, row(t, f-Mt*b+r0), p.ldu, p.wo, p.cout)
-			}
+	f0, f1 := max(Mt*b, p.ph), min(Mt*b+Mt, p.ph+p.ho)
+	if f0 >= f1 {
+		return
+	}
+	yl, rowLen, ohw := p.yLen(), p.wo*p.ldu, p.ho*p.wo
+	for l := range min(p.lanes, p.n-gi*p.lanes) {
+		// row r of the block of tile row t, from column pw
+		row := func(t, r int) []float32 {
+			return blocks[(gi*p.tilesY+t)*yl+l*p.ystride+(r*p.fw+p.pw)*p.ldu:][:rowLen]
 		}
-	})
+		dst := out[(gi*p.lanes+l)*p.cout*ohw+(f0-p.ph)*p.wo:]
+		if b > 0 && b < p.tilesY {
+			for f := f0; f < f1; f++ {
+				addF32(sum[(f-f0)*rowLen:][:rowLen], row(b, f-Mt*b), row(b-1, f-Mt*b+Mt), 0)
+			}
+			transposeTo(dst, ohw, sum, p.ldu, (f1-f0)*p.wo, p.cout)
+			continue
+		}
+		t, r0 := b, 0
+		if b == p.tilesY {
+			t, r0 = b-1, Mt
+		}
+		for f := f0; f < f1; f++ {
+			transposeTo(dst[(f-f0)*p.wo:], ohw, row(t, f-Mt*b+r0), p.ldu, p.wo, p.cout)
+		}
+	}
 }

@@ -67,10 +67,11 @@ func (p *winoPlan) band(blocks, out []float32, gi, b int, sum []float32) {
 	}
 	yl, rowLen, ohw := p.yLen(), p.wo*p.ldu, p.ho*p.wo
 	for l := range min(p.lanes, p.n-gi*p.lanes) {
-		// row r of the block of tile row t, from column pw
-		row := func(t, r int) []float32 {
-			return blocks[(gi*p.tilesY+t)*yl+l*p.ystride+(r*p.fw+p.pw)*p.ldu:][:rowLen]
+		// rows r, r+1, … of the block of tile row t, from column pw
+		rows := func(t, r int) []float32 {
+			return blocks[(gi*p.tilesY+t)*yl+l*p.ystride+(r*p.fw+p.pw)*p.ldu:]
 		}
+		row := func(t, r int) []float32 { return rows(t, r)[:rowLen] }
 		dst := out[(gi*p.lanes+l)*p.cout*ohw+(f0-p.ph)*p.wo:]
 		if b > 0 && b < p.tilesY {
 			for f := f0; f < f1; f++ {
@@ -82,6 +83,10 @@ func (p *winoPlan) band(blocks, out []float32, gi, b int, sum []float32) {
 		t, r0 := b, 0
 		if b == p.tilesY {
 			t, r0 = b-1, Mt
+		}
+		if p.wo == p.fw { // uncropped rows follow each other: one transpose
+			transposeTo(dst, ohw, rows(t, f0-Mt*b+r0), p.ldu, (f1-f0)*p.wo, p.cout)
+			continue
 		}
 		for f := f0; f < f1; f++ {
 			transposeTo(dst[(f-f0)*p.wo:], ohw, row(t, f-Mt*b+r0), p.ldu, p.wo, p.cout)

@@ -65,3 +65,59 @@ func TestGradConvWideChannels(t *testing.T) {
 		}
 	})
 }
+
+// TestGradConvWinograd checks the gradients of two stacked 5×5
+// convolutions with 16 channels each way on a batch of 8 — shapes the cpu
+// backend runs on its Winograd path (the forward as conv2d, padded and
+// not, the input gradients as conv_transpose2d) — on every test device in
+// F32 against Flex's F64 autodiff, as TestGradConvWideChannels:
+// |F32 − F64| <= 3e-4·max(1, |F64|).
+func TestGradConvWinograd(t *testing.T) {
+	rng := newRNG(79)
+	g := nonZero(rng, 0.1, 1.5)
+	x := randRef([]int{8, 16, 9, 8}, F64, g)
+	w1 := randRef([]int{16, 16, 5, 5}, F64, nonZero(rng, 0.02, 0.3))
+	b1 := randRef([]int{16}, F64, g)
+	w2 := randRef([]int{16, 16, 5, 5}, F64, nonZero(rng, 0.02, 0.3))
+	o1 := ConvOptions{Padding: [2]int{2, 1}}
+	net := func(xs []*Tensor) *Tensor {
+		h := xs[0].Conv2d(xs[1], xs[2], o1)
+		return h.Conv2d(xs[3], nil, ConvOptions{})
+	}
+	ins := []ref{x, w1, b1, w2}
+	grads := func(dev Device, dt DType) ([][]float64, []float64) {
+		ad := dev.Autodiff()
+		xs := make([]*Tensor, len(ins))
+		for i, r := range ins {
+			xs[i] = mk(ad, r, dt).RequireGrad()
+		}
+		y := net(xs)
+		wt := mk(ad, randRef(y.Shape(), F64, nonZero(newRNG(80), 0.5, 1.5)), dt)
+		gs := y.Mul(wt).Sum().Backward()
+		out := make([][]float64, len(xs))
+		for i, v := range xs {
+			out[i] = gs.Of(v).Float64s()
+		}
+		return out, y.Float64s()
+	}
+	want, wantY := grads(Flex(), F64)
+	names := []string{"x", "w1", "b1", "w2"}
+	forDevices(t, func(t *testing.T, dev Device) {
+		got, gotY := grads(dev, F32)
+		check := func(name string, got, want []float64) {
+			t.Helper()
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
+			}
+			for i := range want {
+				if d := math.Abs(got[i] - want[i]); !(d <= 3e-4*max(1, math.Abs(want[i]))) {
+					t.Fatalf("%s[%d] = %v, want %v", name, i, got[i], want[i])
+				}
+			}
+		}
+		check("forward", gotY, wantY)
+		for i := range got {
+			check(fmt.Sprintf("d loss/d %s", names[i]), got[i], want[i])
+		}
+	})
+}

@@ -200,11 +200,15 @@ func TestTableConv(t *testing.T) {
 		{[]int{1, 4, 5, 5}, []int{6, 2, 3, 2}, ConvOptions{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, Groups: 2}, true},
 		{[]int{2, 3, 4, 4}, []int{5, 3, 1, 1}, ConvOptions{}, true},
 		{[]int{1, 1, 3, 3}, []int{1, 1, 3, 3}, ConvOptions{Padding: [2]int{2, 2}, Dilation: [2]int{2, 2}}, false},
+		// 5×5 with 16 channels each way and 8 images: the cpu backend's
+		// Winograd path in F32 (and F16/BF16 through float32)
+		{[]int{8, 16, 8, 8}, []int{16, 16, 5, 5}, ConvOptions{Padding: [2]int{2, 2}}, true},
 	}
 	transposed := []cfg{
 		{[]int{2, 3, 4, 5}, []int{3, 2, 3, 3}, ConvOptions{}, false},
 		{[]int{1, 2, 3, 3}, []int{2, 3, 3, 2}, ConvOptions{Stride: [2]int{2, 2}, Padding: [2]int{1, 0}, OutputPadding: [2]int{1, 1}}, true},
 		{[]int{1, 6, 3, 4}, []int{6, 1, 2, 3}, ConvOptions{Stride: [2]int{2, 3}, Padding: [2]int{1, 0}, Dilation: [2]int{2, 1}, Groups: 3}, true},
+		{[]int{8, 16, 6, 7}, []int{16, 16, 5, 5}, ConvOptions{Padding: [2]int{1, 0}}, true},
 	}
 	forDevices(t, func(t *testing.T, dev Device) {
 		rng := newRNG(32)

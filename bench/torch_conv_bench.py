@@ -19,9 +19,10 @@ one JSON object per line instead.
 
        python3 bench/torch_conv_bench.py --serve
 Reads requests "OP THREADS ITERS" (THREADS 0: PyTorch's default) from
-stdin, one per line, and answers each with the median seconds of ITERS
-calls on one line, so that a peer process can interleave its own timings
-with PyTorch's (backend/cpu's BenchmarkConvVersusTorch does).
+stdin, one per line, and answers each on one line with the median seconds
+of ITERS calls and the process CPU seconds per call (all threads, the two
+warm-up calls included), so that a peer process can interleave its own
+timings with PyTorch's (backend/cpu's BenchmarkConvVersusTorch does).
 """
 import json, statistics, sys, time
 
@@ -73,7 +74,10 @@ def serve():
                 break
             op, n, iters = parts[0], int(parts[1]), int(parts[2])
             torch.set_num_threads(n if n > 0 else default)
-            print(timed(cases[op], iters), flush=True)
+            c0 = time.process_time()
+            wall = timed(cases[op], iters)
+            cpu = (time.process_time() - c0) / (iters + 2)
+            print(wall, cpu, flush=True)
 
 
 def main():

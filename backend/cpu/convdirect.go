@@ -219,8 +219,9 @@ func (p *fwdPlan) rows(x, out []float32, i, gr, r0, r1 int, xb, yb []float32) {
 }
 
 // directConv runs conv2d (or conv_transpose2d when transpose) of the
-// float32 host tensors xt and wt on the direct path when its shapes allow
-// (useDirectConv, useDirectConvTranspose), returning nil otherwise.
+// float32 host tensors xt and wt on the Winograd path (useWinograd) or the
+// direct path when their shapes allow (useDirectConv,
+// useDirectConvTranspose), returning nil otherwise.
 func (be *Backend) directConv(xt, wt ir.Tensor, o backend.ConvOptions, dt ir.DType, shape []int, transpose bool) ir.Tensor {
 	x, ok1 := view[float32](xt)
 	w, ok2 := view[float32](wt)
@@ -229,6 +230,13 @@ func (be *Backend) directConv(xt, wt ir.Tensor, o backend.ConvOptions, dt ir.DTy
 	}
 	xs, ws, os := [4]int(x.Shape), [4]int(w.Shape), [4]int(shape)
 	g := unfold.GeomOf(ws[2], ws[3], o)
+	if c, ok := useWinograd(xs, ws, os, g, o.Groups, transpose); ok {
+		out := be.f32(numel(shape))
+		p := newWinoPlan(c, dense(w, be.f32))
+		p.run(dense(x, be.f32), out)
+		p.release()
+		return wrap(dt, shape, out)
+	}
 	if transpose {
 		if !useDirectConvTranspose(xs, ws, os, g, o.Groups) {
 			return nil

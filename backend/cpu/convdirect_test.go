@@ -68,8 +68,10 @@ var directCases = []directCase{
 // TestDirectConvAgainstReference runs the direct conv2d and
 // conv_transpose2d on every tile kernel set against the float64 loop of
 // refConv and against the im2col/GEMM path (convT), on random non-zero
-// operands, asserting that the direct path is taken.
+// operands, asserting that the direct path is taken (the Winograd path,
+// which would take some of these shapes, is off).
 func TestDirectConvAgainstReference(t *testing.T) {
+	defer withWinogradOff()()
 	be := newTestBackend()
 	for _, set := range tileKernelSets() {
 		withTileKernel(t, set, func() {
@@ -182,8 +184,10 @@ func TestDirectWeightGradAgainstReference(t *testing.T) {
 }
 
 // TestDirectConvDeterministic checks that the three direct kernels give
-// the same bits on the worker pool as on one goroutine.
+// the same bits on the worker pool as on one goroutine (the Winograd path
+// off).
 func TestDirectConvDeterministic(t *testing.T) {
+	defer withWinogradOff()()
 	if !gemm.TileAccelerated() {
 		t.Skip("no tile kernels on this machine")
 	}

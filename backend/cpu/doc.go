@@ -24,7 +24,13 @@
 //     them) as direct, implicit-GEMM convolutions (convdirect*.go): the
 //     offset-table tile kernels of internal/gemm (Stile, Sdot) read image
 //     rows and channel vectors where they lie, so no column matrix is
-//     built; results do not depend on the worker count. Other shapes and
+//     built; results do not depend on the worker count. Float32 conv2d
+//     and conv_transpose2d with 5×5 kernels, unit stride, one group and
+//     at least 16 channels each way run as Winograd F(4×4, 5×5)
+//     convolutions instead (convwino*.go, internal/winograd: 64
+//     multiplications per 4×4 tile and channel pair instead of 400; their
+//     rounding error is larger, within 4e-6 of max(|y|, Σ|x·w|, 1) on the
+//     tested shapes; WinogradEnv switches them off). Other shapes and
 //     dtypes use im2col/col2im plus the GEMM, the images of a batch spread
 //     over the workers and small images batched side by side into one
 //     product.

@@ -224,17 +224,34 @@ func startTorchPeer(b *testing.B, script string) *torchPeer {
 // median asks the peer for the median seconds of iters calls of op at
 // threads threads (0: PyTorch's default).
 func (p *torchPeer) median(b *testing.B, op string, threads, iters int) float64 {
+	v, _ := p.medianCPU(b, op, threads, iters)
+	return v
+}
+
+// medianCPU is median, also returning the peer's process CPU seconds per
+// call when its answer carries them (NaN otherwise).
+func (p *torchPeer) medianCPU(b *testing.B, op string, threads, iters int) (wall, cpu float64) {
 	if _, err := fmt.Fprintf(p.in, "%s %d %d\n", op, threads, iters); err != nil {
 		b.Fatal(err)
 	}
 	if !p.out.Scan() {
 		b.Fatalf("torch peer: no answer for %s: %v", op, p.out.Err())
 	}
-	v, err := strconv.ParseFloat(strings.TrimSpace(p.out.Text()), 64)
+	f := strings.Fields(p.out.Text())
+	if len(f) == 0 {
+		b.Fatalf("torch peer: empty answer for %s", op)
+	}
+	wall, err := strconv.ParseFloat(f[0], 64)
 	if err != nil {
 		b.Fatalf("torch peer: %v", err)
 	}
-	return v
+	cpu = math.NaN()
+	if len(f) > 1 {
+		if cpu, err = strconv.ParseFloat(f[1], 64); err != nil {
+			b.Fatalf("torch peer: %v", err)
+		}
+	}
+	return wall, cpu
 }
 
 func (p *torchPeer) close() {

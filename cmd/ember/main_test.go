@@ -64,7 +64,7 @@ func TestTrainFlags(t *testing.T) {
 	_, _, err := execute(t, "train", "--model", "CNN", "--epochs", "3", "--batch", "32", "--lr", "0.05",
 		"--optimizer", "sgd", "--device", "cuda:1", "--seed", "42", "--checkpointing", "--compile",
 		"--save", filepath.Join(dir, "m.safetensors"), "--plot", filepath.Join(dir, "c.png"),
-		"--json", "--data", dir, "--limit", "500", "--schedule", "Cosine", "--warmup", "100", "--lr-min", "1e-4",
+		"--json", "--data", dir, "--limit", "500", "--schedule", "Step", "--warmup", "100",
 		"--gamma", "0.5", "--step-size", "30", "--clip-norm", "1.5", "--clip-value", "0.25", "--divergence-factor", "-1",
 		"--json-steps", "--checkpoint", filepath.Join(dir, "r.ckpt"), "--checkpoint-every", "50")
 	if err != nil {
@@ -74,11 +74,17 @@ func TestTrainFlags(t *testing.T) {
 	want := TrainConfig{Model: "cnn", Epochs: 3, BatchSize: 32, LR: 0.05, Optimizer: "sgd", Device: "cuda:1",
 		Seed: 42, Checkpointing: true, Compile: true, SavePath: filepath.Join(dir, "m.safetensors"),
 		PlotPath: filepath.Join(dir, "c.png"), JSON: true, DataDir: dir, Limit: 500,
-		Schedule: "cosine", Warmup: 100, MinLR: 1e-4, Gamma: 0.5, StepSize: 30, ClipNorm: 1.5, ClipValue: 0.25,
+		Schedule: "step", Warmup: 100, Gamma: 0.5, StepSize: 30, ClipNorm: 1.5, ClipValue: 0.25,
 		DivergenceFactor: -1, JSONSteps: true, CheckpointPath: filepath.Join(dir, "r.ckpt"), CheckpointEvery: 50, DType: "f32"}
 	c.Context, c.Out, c.ErrOut = nil, nil, nil
 	if c != want {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+	if _, _, err := execute(t, "train", "--schedule", "linear", "--lr-min", "1e-4", "--data", dir); err != nil {
+		t.Fatal(err)
+	}
+	if c := (*got)[1]; c.Schedule != "linear" || c.MinLR != 1e-4 {
+		t.Fatalf("--schedule linear --lr-min 1e-4: %+v", c)
 	}
 }
 
@@ -139,6 +145,10 @@ func TestTrainValidation(t *testing.T) {
 		"--lr-min":            {"--lr-min", "-1"},
 		"--gamma":             {"--gamma", "NaN"},
 		"--step-size":         {"--step-size", "-4"},
+		"--gamma unused":      {"--gamma", "0.5"},
+		"--gamma cosine":      {"--schedule", "cosine", "--gamma", "0.5"},
+		"--step-size unused":  {"--schedule", "exponential", "--step-size", "3"},
+		"--lr-min unused":     {"--schedule", "step", "--lr-min", "1e-4"},
 		"--clip-norm":         {"--clip-norm", "-1"},
 		"--clip-value":        {"--clip-value", "+Inf"},
 		"--divergence-factor": {"--divergence-factor", "0.5"},

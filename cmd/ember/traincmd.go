@@ -353,6 +353,22 @@ func (c *TrainConfig) validate() error {
 			return fmt.Errorf("%s %v: want %s", n.flag, n.v, n.want)
 		}
 	}
+	// A schedule's parameter given with a schedule that does not read it
+	// would be ignored silently; refuse it instead.
+	for _, u := range []struct {
+		flag      string
+		set       bool
+		schedules []string
+	}{
+		{"--gamma", c.Gamma != 0, []string{"step", "exponential"}},
+		{"--step-size", c.StepSize != 0, []string{"step"}},
+		{"--lr-min", c.MinLR != 0, []string{"cosine", "linear"}},
+	} {
+		if u.set && !contains(u.schedules, c.Schedule) {
+			return fmt.Errorf("%s: only the %s schedule%s use%s it, not --schedule %s", u.flag,
+				strings.Join(u.schedules, " and "), plural(len(u.schedules)), singular(len(u.schedules)), c.Schedule)
+		}
+	}
 	if math.IsNaN(c.DivergenceFactor) || math.IsInf(c.DivergenceFactor, 0) || c.DivergenceFactor > 0 && c.DivergenceFactor <= 1 {
 		return fmt.Errorf("--divergence-factor %v: want a number > 1, or negative to stop only on NaN or infinite losses", c.DivergenceFactor)
 	}
@@ -383,6 +399,21 @@ func (c *TrainConfig) validate() error {
 		}
 	}
 	return nil
+}
+
+// plural is "s" for n != 1; singular is "s" for n == 1 (a verb's ending).
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func singular(n int) string {
+	if n == 1 {
+		return "s"
+	}
+	return ""
 }
 
 func contains(list []string, s string) bool {

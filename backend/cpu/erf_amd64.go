@@ -37,7 +37,7 @@ func erfVec(o, a []float32) int {
 	var tab *float64
 	switch erfISA {
 	case erfWithAVX512:
-		blk, kern, tab = 16, erfAVX512, &erfTable().c8[0][0]
+		blk, kern, tab = 16, erfAVX512, &erfTable().q16[0][0]
 	case erfWithAVX2:
 		blk, kern, tab = 8, erfAVX2, &erfTable().c4[0][0]
 	default:

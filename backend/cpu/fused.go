@@ -179,14 +179,15 @@ const (
 	opLogic              // dst ← a sub b, Bool operands and result
 	opWhere              // dst ← c ? a : b
 	opCast               // dst ← a converted to dst's class
+	opGelu               // dst ← a·((erf(a·b) + c)·d), F32, b, c, d constants (fused_gelu.go)
 )
 
 // fstep is one loop of a plan.
 type fstep struct {
-	op      fop
-	sub     uint8 // the unary or binary op
-	dst     fref
-	a, b, c fref
+	op         fop
+	sub        uint8 // the unary or binary op; for opGelu 1 where its last product is w·a
+	dst        fref
+	a, b, c, d fref // d: opGelu's third constant
 }
 
 // reads returns the operands the step reads and how many there are.
@@ -232,6 +233,7 @@ type fplan struct {
 	f64     fbank[float64]
 	b       fbank[bool]
 	pf      int  // the step that prefetches the next block's inputs, or -1
+	gs      int  // the F32 scratch buffer of gelu steps, or -1
 	nt      bool // F32 outputs go through a scratch buffer and streaming stores
 
 	stepsArr   [16]fstep
@@ -321,6 +323,7 @@ func compileFused(p *ir.FusedProgram, inputs []backend.Tensor) (*fplan, bool) {
 			pl.steps = append(pl.steps, fstep{op: opCopy, dst: pl.outRefs[k], a: c.use(c.vals[nin+o].r)})
 		}
 	}
+	c.fuseGelu()
 	c.allocSlots()
 	pl.plan()
 	return pl, true

@@ -16,14 +16,15 @@ import (
 // branches and in float64, y = x·p(s): p is a polynomial fitted at
 // Chebyshev nodes to erf(x)/x (an even function, smooth everywhere, so
 // the error stays relative near 0) on one of a few equal intervals of
-// [0, erfSpan), s ∈ [0, 1) the position of |x| in its interval. Two
-// tables of the same function: erfParts8 intervals of degree erfDeg8 (the
-// AVX-512 kernel, whose VPERMPD looks up a coefficient for 8 lanes from
-// one register, and the portable loop) and erfParts4 intervals of degree
-// erfDeg4 (the AVX2 kernel, whose VPERMPS looks up 4 float64 lanes from
-// one register). Both fits have a relative error below 2^-43
-// (TestFusedErfFit); with the float64 evaluation's rounding and math.Erf's
-// own error, |y − math.Erf(x)| < 2^-38·|y|.
+// [0, erfSpan), s ∈ [0, 1) the position of |x| in its interval. Three
+// tables of the same function: erfParts16 intervals of degree erfDeg16
+// (the AVX-512 kernel, whose VPERMT2PD looks up a coefficient for 8 lanes
+// from two registers), erfParts8 intervals of degree erfDeg8 (the
+// portable loop) and erfParts4 intervals of degree erfDeg4 (the AVX2
+// kernel, whose VPERMPS looks up 4 float64 lanes from one register). All
+// fits have a relative error below 2^-43 (TestFusedErfFit); with the
+// float64 evaluation's rounding and math.Erf's own error, |y −
+// math.Erf(x)| < 2^-38·|y|.
 //
 // Rounding y to float32 drops the low 29 bits of its float64 mantissa;
 // the result is the same as math.Erf's unless those bits are within 2^15
@@ -34,28 +35,36 @@ import (
 // Odd symmetry is exact in math.Erf (its sign is applied last, and
 // rounding to nearest is symmetric), so the intervals cover |x|; from
 // erfSpan on (±Inf included) math.Erf rounds to ±1 in float32 (erfc(4) ≈
-// 1.5e-8 is below half a float32 ulp of 1, 2^-25).
+// 1.5e-8 is below half a float32 ulp of 1, 2^-25). The AVX-512 kernel
+// clamps |x| to erfClamp instead, where p rounds to 1 as well.
 //
 // TestFusedErfExact checks every kernel against math.Erf on a dense
 // sample of all float32 bit patterns; EMBER_EXHAUSTIVE_ERF=1 checks all
 // 2^32 of them.
 const (
-	erfSpan   = 4
-	erfParts8 = 8
-	erfDeg8   = 10
-	erfParts4 = 4
-	erfDeg4   = 13
-	erfMid    = 1 << 28 // half a float32 ulp in the dropped bits
-	erfWidth  = 1 << 15 // the uncertain distance from it
-	erfTiny   = 0x1p-126
+	erfSpan    = 4
+	erfParts8  = 8
+	erfDeg8    = 10
+	erfParts16 = 16
+	erfDeg16   = 8
+	erfParts4  = 4
+	erfDeg4    = 13
+	erfMid     = 1 << 28 // half a float32 ulp in the dropped bits
+	erfWidth   = 1 << 15 // the uncertain distance from it
+	erfTiny    = 0x1p-126
+	erfClamp   = erfSpan - 0x1p-51 // the float64 below erfSpan
 )
 
 // erfTables holds the polynomials coefficient by coefficient: c8[j][k] is
 // the coefficient of s^j on interval k of erfParts8 (one 64-byte row per
 // coefficient, a ZMM register of 8 float64), c4 likewise for erfParts4.
+// q16 holds the erfParts16 polynomials likewise (two rows a coefficient)
+// in the variable h = s/4 ∈ [0, 1/4) (the fit's coefficient of s^j times
+// 4^j, exact), which the AVX-512 kernel gets from |x| with one VREDUCEPD.
 type erfTables struct {
-	c8 [erfDeg8 + 1][erfParts8]float64
-	c4 [erfDeg4 + 1][erfParts4]float64
+	c8  [erfDeg8 + 1][erfParts8]float64
+	q16 [erfDeg16 + 1][erfParts16]float64
+	c4  [erfDeg4 + 1][erfParts4]float64
 }
 
 // erfTable returns the polynomials, fitted once from math.Erf.
@@ -77,6 +86,7 @@ var erfTable = sync.OnceValue(func() *erfTables {
 		}
 	}
 	fit(erfParts8, erfDeg8, func(j, k int, c float64) { tab.c8[j][k] = c })
+	fit(erfParts16, erfDeg16, func(j, k int, c float64) { tab.q16[j][k] = math.Ldexp(c, 2*j) })
 	fit(erfParts4, erfDeg4, func(j, k int, c float64) { tab.c4[j][k] = c })
 	return tab
 })

@@ -84,8 +84,8 @@ func TestFusedErfExact(t *testing.T) {
 			case 1:
 				a[i] = float32(r.NormFloat64() * 3)
 			default:
-				// an interval's end (of either table), a few ulps either side
-				end := float32(r.IntN(2*erfParts8+1)) * (erfSpan / (2 * erfParts8))
+				// an interval's end (of any table), a few ulps either side
+				end := float32(r.IntN(erfParts16+1)) * (erfSpan / erfParts16)
 				a[i] = math.Float32frombits(math.Float32bits(end) + uint32(r.IntN(9)) - 4)
 				if r.IntN(2) == 0 {
 					a[i] = -a[i]
@@ -106,7 +106,7 @@ func TestFusedErfExact(t *testing.T) {
 	})
 }
 
-// TestFusedErfFit checks both tables' relative error against math.Erf on
+// TestFusedErfFit checks the tables' relative error against math.Erf on
 // a fine grid: it must stay far below the guard, which assumes 2^-42 at
 // most.
 func TestFusedErfFit(t *testing.T) {
@@ -118,6 +118,8 @@ func TestFusedErfFit(t *testing.T) {
 		deg   int
 	}{
 		{"8 intervals", erfParts8, func(j, k int) float64 { return tab.c8[j][k] }, erfDeg8},
+		// q16 is in h = s/4: its coefficient of h^j over 4^j is that of s^j
+		{"16 intervals", erfParts16, func(j, k int) float64 { return math.Ldexp(tab.q16[j][k], -2*j) }, erfDeg16},
 		{"4 intervals", erfParts4, func(j, k int) float64 { return tab.c4[j][k] }, erfDeg4},
 	} {
 		worst := 0.0
@@ -141,9 +143,13 @@ func TestFusedErfFit(t *testing.T) {
 }
 
 // TestFusedErfSpan checks that math.Erf rounds to ±1 in float32 from
-// erfSpan on, which the kernels assume.
+// erfClamp on, which the kernels assume, and that erfClamp is the float64
+// below erfSpan.
 func TestFusedErfSpan(t *testing.T) {
-	for _, x := range []float64{erfSpan, 4.5, 10, 1e30, math.MaxFloat32, math.Inf(1)} {
+	if erfClamp != math.Nextafter(erfSpan, 0) {
+		t.Errorf("erfClamp = %v, want the float64 below %v, %v", erfClamp, erfSpan, math.Nextafter(erfSpan, 0))
+	}
+	for _, x := range []float64{erfClamp, erfSpan, 4.5, 10, 1e30, math.MaxFloat32, math.Inf(1)} {
 		if y := float32(math.Erf(x)); y != 1 {
 			t.Errorf("float32(math.Erf(%v)) = %v, want 1", x, y)
 		}

@@ -97,13 +97,21 @@ var (
 )
 
 // plan chooses the prefetching step and whether outputs stream, once the
-// steps and scratch buffers are final; an output that streams takes one
-// more F32 scratch buffer.
+// steps and scratch buffers are final; gelu steps take one more F32
+// scratch buffer (for geluGo), an output that streams one more after it.
 func (pl *fplan) plan() {
+	pl.gs = -1
+	for i := range pl.steps {
+		if pl.steps[i].op == opGelu {
+			pl.gs = pl.f32.slots
+			pl.f32.slots++
+			break
+		}
+	}
 	pl.pf = -1
 	if pl.n >= fusedPrefetchMin && len(pl.f32.ins)+len(pl.f64.ins)+len(pl.b.ins) > 0 {
 		for i := range pl.steps {
-			if st := &pl.steps[i]; st.op == opUnary && slowUnary(backend.UnaryOp(st.sub)) {
+			if st := &pl.steps[i]; st.op == opUnary && slowUnary(backend.UnaryOp(st.sub)) || st.op == opGelu {
 				pl.pf = i
 				break
 			}
@@ -127,7 +135,7 @@ func slowUnary(op backend.UnaryOp) bool {
 	return false
 }
 
-// execPrefetching runs step st, a unary op, over the block [lo, hi) in
+// execPrefetching runs step st, a unary op or a gelu, over the block [lo, hi) in
 // pfPieces pieces, each after prefetching its share of [hi, next) of
 // every full input.
 func (pl *fplan) execPrefetching(e *fenv, st *fstep, lo, hi, next int) {
@@ -139,7 +147,11 @@ func (pl *fplan) execPrefetching(e *fenv, st *fstep, lo, hi, next int) {
 			pl.prefetchInputs(a, b)
 		}
 		if p0, p1 := q*per, min((q+1)*per, n); p0 < p1 {
-			pl.unaryPart(e, st, lo, hi, p0, p1)
+			if st.op == opGelu {
+				pl.geluPart(e, st, lo, hi, p0, p1)
+			} else {
+				pl.unaryPart(e, st, lo, hi, p0, p1)
+			}
 		}
 	}
 }
@@ -252,6 +264,8 @@ func (pl *fplan) exec(e *fenv, st *fstep, lo, hi int) {
 		}
 	case opCast:
 		castStep(l32, l64, lb, st, lo, hi)
+	case opGelu:
+		pl.geluPart(e, st, lo, hi, 0, hi-lo)
 	}
 }
 

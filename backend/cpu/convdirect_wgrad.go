@@ -45,7 +45,7 @@ func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvO
 //     (x shifted by kx, cut to the output width, so that each tap's
 //     operand is contiguous over the flattened output pixels); gemm.Sdot
 //     tiles of up to 5 channels × 5 taps keep their lanes' partial sums in
-//     a buffer across the images, added up once at the end.
+//     a buffer across the chunks of images, added up once at the end.
 //
 // The batch is cut into a number of image segments that depends only on
 // the shapes; each segment's partial gradient is one task (its chunks in
@@ -190,48 +190,30 @@ func (p *wgradPlan) segment(x, gy []float32, seg span, part []float32) {
 	}
 }
 
-// pixelTiles runs the pixels orientation for the images of seg: part holds
-// per group, output channel tile, input channel and kernel row the
-// gemm.Sdot blocks of the tile's channels × that row's kernel columns,
-// lanes innermost.
+// pixelTiles runs the pixels orientation for the images of seg, a chunk
+// of images at a time: the chunk's shifted copies of x, then per tile one
+// gemm.SdotBlocks call over the chunk's images (block m is image m, the
+// partial sums held in registers across them). part holds per group,
+// output channel tile, input channel and kernel row the blocks of the
+// tile's channels × that row's kernel columns, lanes innermost.
 func (p *wgradPlan) pixelTiles(x, gy []float32, seg span, part []float32) {
-	ohw, hw := p.ho*p.wo, p.h*p.w
-	plane := p.hp * p.wo // one shifted copy
-	xb := getScratch[float32](&scratchF32, p.ipg*p.g.Kw*plane)
+	ohw := p.ho * p.wo
+	plane := p.hp * p.wo          // one shifted copy
+	img := p.ipg * p.g.Kw * plane // one image's copies
+	xb := getScratch[float32](&scratchF32, p.chunk*img)
 	defer scratchF32.Put(xb)
 	xs := *xb
 	ri, rj := gemm.SdotMaxRows()
 	cots, kxts := spans(p.opg, ri), spans(p.g.Kw, rj)
-	for i := seg.lo; i < seg.lo+seg.n; i++ {
-		acc := i > seg.lo
+	for c0 := seg.lo; c0 < seg.lo+seg.n; c0 += p.chunk {
+		nb := min(p.chunk, seg.lo+seg.n-c0)
+		acc := c0 > seg.lo
 		at := 0
 		for gr := range p.groups {
-			// xs[ci][kx][y][ow] = xp[ci][y][ow + kx·dw], xp the padded input.
-			for ci := range p.ipg {
-				src := x[(i*p.cin+gr*p.ipg+ci)*hw:][:hw]
-				for kx := range p.g.Kw {
-					dst := xs[(ci*p.g.Kw+kx)*plane:][:plane]
-					for y := range p.hp {
-						row := dst[y*p.wo:][:p.wo]
-						iy := y - p.g.Ph
-						if iy < 0 || iy >= p.h {
-							clear(row)
-							continue
-						}
-						// Output column ow reads input column ow + kx·dw − pw.
-						sx := kx*p.g.Dw - p.g.Pw
-						lo, hi := max(0, -sx), min(p.wo, p.w-sx)
-						if lo >= hi {
-							clear(row)
-							continue
-						}
-						clear(row[:lo])
-						copy(row[lo:hi], src[iy*p.w+lo+sx:])
-						clear(row[hi:])
-					}
-				}
+			for i := range nb {
+				p.shiftedCopies(xs[i*img:][:img], x, c0+i, gr)
 			}
-			gimg := gy[(i*p.cout+gr*p.opg)*ohw:]
+			gimg := gy[(c0*p.cout+gr*p.opg)*ohw:]
 			for _, ct := range cots {
 				a := gimg[ct.lo*ohw:]
 				for ci := range p.ipg {
@@ -239,11 +221,43 @@ func (p *wgradPlan) pixelTiles(x, gy []float32, seg span, part []float32) {
 						for _, kt := range kxts {
 							b := xs[(ci*p.g.Kw+kt.lo)*plane+ky*p.g.Dh*p.wo:]
 							n := ct.n * kt.n * p.lanes
-							gemm.Sdot(ct.n, kt.n, ohw, a, ohw, b, plane, part[at:at+n], acc)
+							gemm.SdotBlocks(ct.n, kt.n, ohw, nb, a, ohw, p.cout*ohw, b, plane, img, part[at:at+n], acc)
 							at += n
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// shiftedCopies writes dst[ci][kx][y][ow] = xp[ci][y][ow + kx·dw] for the
+// input channels of group gr of image i, xp the padded input: per kernel
+// column, the input shifted by that column and cut to the output width.
+func (p *wgradPlan) shiftedCopies(dst, x []float32, i, gr int) {
+	hw, plane := p.h*p.w, p.hp*p.wo
+	for ci := range p.ipg {
+		src := x[(i*p.cin+gr*p.ipg+ci)*hw:][:hw]
+		for kx := range p.g.Kw {
+			d := dst[(ci*p.g.Kw+kx)*plane:][:plane]
+			// Output column ow reads input column ow + kx·dw − pw.
+			sx := kx*p.g.Dw - p.g.Pw
+			lo, hi := max(0, -sx), min(p.wo, p.w-sx)
+			if p.g.Ph == 0 && lo == 0 && hi == p.wo {
+				// No padding in reach: whole rows.
+				copyRows(d, p.wo, src[sx:], p.w, p.h, p.wo)
+				continue
+			}
+			for y := range p.hp {
+				row := d[y*p.wo:][:p.wo]
+				iy := y - p.g.Ph
+				if iy < 0 || iy >= p.h || lo >= hi {
+					clear(row)
+					continue
+				}
+				clear(row[:lo])
+				copy(row[lo:hi], src[iy*p.w+lo+sx:])
+				clear(row[hi:])
 			}
 		}
 	}

@@ -93,6 +93,23 @@ func sdotGo(ri, rj, k, n int, a []float32, lda, sa int, b []float32, ldb, sb int
 // LaneSum adds the partial sums of one Sdot pair (TileLanes() values) in
 // a fixed pairwise order: halves added lane by lane until one remains.
 func LaneSum(v []float32) float32 {
+	switch len(v) {
+	case 16:
+		t := (*[16]float32)(v)
+		a0, a1, a2, a3 := t[0]+t[8], t[1]+t[9], t[2]+t[10], t[3]+t[11]
+		a4, a5, a6, a7 := t[4]+t[12], t[5]+t[13], t[6]+t[14], t[7]+t[15]
+		b0, b1, b2, b3 := a0+a4, a1+a5, a2+a6, a3+a7
+		return (b0 + b2) + (b1 + b3)
+	case 8:
+		t := (*[8]float32)(v)
+		b0, b1, b2, b3 := t[0]+t[4], t[1]+t[5], t[2]+t[6], t[3]+t[7]
+		return (b0 + b2) + (b1 + b3)
+	}
+	return laneSumLoop(v)
+}
+
+// laneSumLoop is LaneSum for any count of lanes up to 16.
+func laneSumLoop(v []float32) float32 {
 	var t [16]float32
 	n := copy(t[:], v)
 	for n > 1 {

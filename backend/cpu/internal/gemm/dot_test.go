@@ -130,3 +130,21 @@ func TestSdotBlocksMatchesFloat64(t *testing.T) {
 		})
 	}
 }
+
+// TestLaneSumOrder checks that LaneSum's unrolled 16- and 8-lane sums give
+// the bits of the pairwise loop (the order Sdot's callers rely on for
+// reproducible results) on random values of mixed magnitude.
+func TestLaneSumOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, n := range []int{16, 8} {
+		for range 1000 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(9)-4)))
+			}
+			if got, want := LaneSum(v), laneSumLoop(v); math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("%d lanes %v: LaneSum %v, pairwise loop %v", n, v, got, want)
+			}
+		}
+	}
+}

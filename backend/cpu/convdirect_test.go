@@ -142,12 +142,15 @@ func TestDirectConvSkips(t *testing.T) {
 
 // wgradCases adds shapes for the pixels orientation of the weight gradient
 // (few input channels) to directCases, with batches that make several
-// segments and chunks.
+// segments and chunks (the 60×60 images: chunks of 6 and 4 images in each
+// segment of 10), padding of the columns only and dilated columns.
 var wgradCases = append(append([]directCase(nil), directCases...),
 	directCase{[4]int{37, 1, 28, 28}, [4]int{32, 1, 5, 5}, convOpt(0, 0, 1, 1, 1)},
 	directCase{[4]int{5, 2, 9, 11}, [4]int{20, 2, 3, 4}, convOpt(1, 2, 2, 1, 1)},
 	directCase{[4]int{3, 6, 8, 8}, [4]int{16, 3, 3, 3}, convOpt(1, 1, 1, 1, 2)},
 	directCase{[4]int{40, 16, 6, 7}, [4]int{16, 16, 3, 3}, convOpt(0, 1, 1, 1, 1)},
+	directCase{[4]int{20, 1, 60, 60}, [4]int{4, 1, 3, 3}, convOpt(0, 0, 1, 2, 1)},
+	directCase{[4]int{6, 1, 10, 12}, [4]int{7, 1, 3, 5}, convOpt(0, 1, 1, 1, 1)},
 )
 
 // TestDirectWeightGradAgainstReference runs the direct weight gradient on

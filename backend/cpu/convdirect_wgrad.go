@@ -45,13 +45,16 @@ func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvO
 //     (x shifted by kx, cut to the output width, so that each tap's
 //     operand is contiguous over the flattened output pixels); gemm.Sdot
 //     tiles of up to 5 channels × 5 taps keep their lanes' partial sums in
-//     a buffer across the images, added up once at the end.
+//     a buffer across the chunks of images, added up once at the end
+//     (convdirect_wgrad_pixels.go).
 //
 // The batch is cut into a number of image segments that depends only on
 // the shapes; each segment's partial gradient is one task (its chunks in
-// order, each tile summing its pixels in order), and the partial
-// gradients are added in segment order, so the result does not depend on
-// the worker count or scheduling.
+// order, each tile summing its pixels in order; in the pixels
+// orientation, one task per segment and output channel tile, each
+// writing its own tiles of the segment's partial gradient), and the
+// partial gradients are added in segment order, so the result does not
+// depend on the worker count or scheduling.
 
 // wgradSegmentImages is the batch share of one segment, and
 // wgradMaxSegments bounds their count (so the partial sums stay few).
@@ -99,7 +102,7 @@ func newWgradPlan(xs, ws, gs [4]int, g unfold.Geom, groups int) *wgradPlan {
 	p.ldx = roundUp(p.ipg, lanes)
 	perImage := p.ho*p.wo*p.ldg + p.hp*p.wp*p.ldx
 	if p.pixels {
-		perImage = p.ipg * g.Kw * p.hp * p.wo // the shifted copies
+		perImage = p.cin * g.Kw * p.hp * p.wo // the shifted copies
 	}
 	segs := min(wgradMaxSegments, (p.n+wgradSegmentImages-1)/wgradSegmentImages)
 	p.segs = spans(p.n, (p.n+segs-1)/segs)
@@ -131,8 +134,9 @@ func (p *wgradPlan) run(x, gy, out []float32) {
 			scratchF32.Put(b)
 		}
 	}()
-	task := func(s int) { p.segment(x, gy, p.segs[s], parts[s]) }
-	if len(p.segs) > 1 && workers.Workers() > 1 && !directSerial {
+	if p.pixels {
+		p.pixelTasks(x, gy, parts)
+	} else if task := func(s int) { p.segment(x, gy, p.segs[s], parts[s]) }; len(p.segs) > 1 && workers.Workers() > 1 && !directSerial {
 		workers.ParallelFor(len(p.segs), task)
 	} else {
 		for s := range p.segs {
@@ -163,12 +167,9 @@ func (p *wgradPlan) run(x, gy, out []float32) {
 	}
 }
 
-// segment accumulates the partial gradient of images seg into part.
+// segment accumulates the partial gradient of images seg into part
+// (channels orientation).
 func (p *wgradPlan) segment(x, gy []float32, seg span, part []float32) {
-	if p.pixels {
-		p.pixelTiles(x, gy, seg, part)
-		return
-	}
 	ohw, hpwp := p.ho*p.wo, p.hp*p.wp
 	gb := getScratch[float32](&scratchF32, p.chunk*ohw*p.ldg)
 	defer scratchF32.Put(gb)
@@ -186,92 +187,6 @@ func (p *wgradPlan) segment(x, gy []float32, seg span, part []float32) {
 				transposeTo(gt[i*ohw*p.ldg:], p.ldg, src, ohw, p.opg, ohw)
 			}
 			p.channelTiles(x, gt, xt, c0, nb, gr, c0 > seg.lo, part[gr*taps*p.opg*p.ldx:], blocks)
-		}
-	}
-}
-
-// pixelTiles runs the pixels orientation for the images of seg: part holds
-// per group, output channel tile, input channel and kernel row the
-// gemm.Sdot blocks of the tile's channels × that row's kernel columns,
-// lanes innermost.
-func (p *wgradPlan) pixelTiles(x, gy []float32, seg span, part []float32) {
-	ohw, hw := p.ho*p.wo, p.h*p.w
-	plane := p.hp * p.wo // one shifted copy
-	xb := getScratch[float32](&scratchF32, p.ipg*p.g.Kw*plane)
-	defer scratchF32.Put(xb)
-	xs := *xb
-	ri, rj := gemm.SdotMaxRows()
-	cots, kxts := spans(p.opg, ri), spans(p.g.Kw, rj)
-	for i := seg.lo; i < seg.lo+seg.n; i++ {
-		acc := i > seg.lo
-		at := 0
-		for gr := range p.groups {
-			// xs[ci][kx][y][ow] = xp[ci][y][ow + kx·dw], xp the padded input.
-			for ci := range p.ipg {
-				src := x[(i*p.cin+gr*p.ipg+ci)*hw:][:hw]
-				for kx := range p.g.Kw {
-					dst := xs[(ci*p.g.Kw+kx)*plane:][:plane]
-					for y := range p.hp {
-						row := dst[y*p.wo:][:p.wo]
-						iy := y - p.g.Ph
-						if iy < 0 || iy >= p.h {
-							clear(row)
-							continue
-						}
-						// Output column ow reads input column ow + kx·dw − pw.
-						sx := kx*p.g.Dw - p.g.Pw
-						lo, hi := max(0, -sx), min(p.wo, p.w-sx)
-						if lo >= hi {
-							clear(row)
-							continue
-						}
-						clear(row[:lo])
-						copy(row[lo:hi], src[iy*p.w+lo+sx:])
-						clear(row[hi:])
-					}
-				}
-			}
-			gimg := gy[(i*p.cout+gr*p.opg)*ohw:]
-			for _, ct := range cots {
-				a := gimg[ct.lo*ohw:]
-				for ci := range p.ipg {
-					for ky := range p.g.Kh {
-						for _, kt := range kxts {
-							b := xs[(ci*p.g.Kw+kt.lo)*plane+ky*p.g.Dh*p.wo:]
-							n := ct.n * kt.n * p.lanes
-							gemm.Sdot(ct.n, kt.n, ohw, a, ohw, b, plane, part[at:at+n], acc)
-							at += n
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// finishPixels writes out from the pixels orientation's summed partial
-// lanes (pixelTiles' layout).
-func (p *wgradPlan) finishPixels(sum, out []float32) {
-	ri, rj := gemm.SdotMaxRows()
-	cots, kxts := spans(p.opg, ri), spans(p.g.Kw, rj)
-	taps := p.g.Kh * p.g.Kw
-	at := 0
-	for gr := range p.groups {
-		for _, ct := range cots {
-			for ci := range p.ipg {
-				for ky := range p.g.Kh {
-					for _, kt := range kxts {
-						for i := range ct.n {
-							for j := range kt.n {
-								co, kx := gr*p.opg+ct.lo+i, kt.lo+j
-								v := gemm.LaneSum(sum[at+(i*kt.n+j)*p.lanes:][:p.lanes])
-								out[(co*p.ipg+ci)*taps+ky*p.g.Kw+kx] = v
-							}
-						}
-						at += ct.n * kt.n * p.lanes
-					}
-				}
-			}
 		}
 	}
 }

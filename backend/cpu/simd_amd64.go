@@ -66,3 +66,21 @@ func storeStream(o, a []float32) {
 	}
 	copy(o[m:], a[m:])
 }
+
+//go:noescape
+func copyRowsAVX(dst *float32, ldd int, src *float32, lds int, rows, cols int)
+
+// copyRows copies rows rows of cols elements from src (rows lds elements
+// apart) to dst (rows ldd apart); the two must not overlap.
+func copyRows(dst []float32, ldd int, src []float32, lds, rows, cols int) {
+	if rows <= 0 || cols <= 0 {
+		return
+	}
+	_ = dst[(rows-1)*ldd+cols-1]
+	_ = src[(rows-1)*lds+cols-1]
+	if !hasAVX2 || cols < 8 {
+		copyRowsGo(dst, ldd, src, lds, rows, cols)
+		return
+	}
+	copyRowsAVX(&dst[0], ldd, &src[0], lds, rows, cols)
+}

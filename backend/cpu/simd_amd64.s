@@ -123,3 +123,45 @@ streamloop:
 streamdone:
 	VZEROUPPER
 	RET
+
+// func copyRowsAVX(dst *float32, ldd int, src *float32, lds int, rows, cols int)
+// Copies rows rows of cols (at least 8) float32 values, src rows lds
+// elements apart to dst rows ldd apart, 8 at a time; a row's last 8 are
+// copied from its end (overlapping the previous vector where cols is not
+// a multiple of 8).
+TEXT ·copyRowsAVX(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), DX
+	SHLQ $2, DX
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), CX
+	SHLQ $2, CX
+	MOVQ rows+32(FP), R8
+	MOVQ cols+40(FP), R9
+	SUBQ $8, R9
+	SHLQ $2, R9 // the last vector's byte offset
+
+copyrows_row:
+	TESTQ R8, R8
+	JE    copyrows_done
+	XORQ  AX, AX
+
+copyrows_col:
+	CMPQ    AX, R9
+	JGE     copyrows_last
+	VMOVUPS (SI)(AX*1), Y0
+	VMOVUPS Y0, (DI)(AX*1)
+	ADDQ    $32, AX
+	JMP     copyrows_col
+
+copyrows_last:
+	VMOVUPS (SI)(R9*1), Y0
+	VMOVUPS Y0, (DI)(R9*1)
+	ADDQ    CX, SI
+	ADDQ    DX, DI
+	DECQ    R8
+	JMP     copyrows_row
+
+copyrows_done:
+	VZEROUPPER
+	RET

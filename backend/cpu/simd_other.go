@@ -18,3 +18,12 @@ func streamable() bool { return false }
 
 // storeStream copies a into o.
 func storeStream(o, a []float32) { copy(o, a) }
+
+// copyRows copies rows rows of cols elements from src (rows lds elements
+// apart) to dst (rows ldd apart); the two must not overlap.
+func copyRows(dst []float32, ldd int, src []float32, lds, rows, cols int) {
+	if rows <= 0 || cols <= 0 {
+		return
+	}
+	copyRowsGo(dst, ldd, src, lds, rows, cols)
+}

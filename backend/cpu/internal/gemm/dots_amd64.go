@@ -5,79 +5,79 @@
 package gemm
 
 //go:noescape
-func sdotAVX512I1J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I1J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I1J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I1J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I1J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I1J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I1J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I1J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I1J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I1J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I2J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I2J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I2J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I2J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I2J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I2J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I2J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I2J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I2J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I2J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I3J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I3J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I3J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I3J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I3J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I3J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I3J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I3J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I3J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I3J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I4J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I4J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I4J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I4J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I4J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I4J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I4J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I4J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I4J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I4J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I5J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I5J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I5J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I5J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I5J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I5J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I5J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I5J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX512I5J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX512I5J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 // dotsAVX512[i-1][j-1] is the AVX512 kernel of i rows of A and j of B.
 var dotsAVX512 = [5][5]dotFunc{
@@ -89,34 +89,34 @@ var dotsAVX512 = [5][5]dotFunc{
 }
 
 //go:noescape
-func sdotAVX2I1J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I1J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX2I1J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I1J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX2I1J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I1J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX2I1J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I1J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX2I1J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I1J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX2I2J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I2J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX2I2J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I2J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX2I2J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I2J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX2I2J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I2J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 //go:noescape
-func sdotAVX2I2J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
+func sdotAVX2I2J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
 
 // dotsAVX2[i-1][j-1] is the AVX2 kernel of i rows of A and j of B.
 var dotsAVX2 = [5][5]dotFunc{

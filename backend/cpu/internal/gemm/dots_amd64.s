@@ -16,8 +16,8 @@ DATA dotMask8<>+48(SB)/8, $0
 DATA dotMask8<>+56(SB)/8, $0
 GLOBL dotMask8<>(SB), RODATA|NOPTR, $64
 
-// func sdotAVX512I1J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I1J1(SB), NOSPLIT, $0-49
+// func sdotAVX512I1J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I1J1(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -28,7 +28,20 @@ TEXT ·sdotAVX512I1J1(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
+
+sdotAVX512I1J1_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I1J1_loop:
 	CMPQ CX, $16
@@ -43,7 +56,7 @@ sdotAVX512I1J1_loop:
 
 sdotAVX512I1J1_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I1J1_store
+	JE sdotAVX512I1J1_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -51,6 +64,12 @@ sdotAVX512I1J1_tail:
 	VMOVUPS.Z 0(AX), K1, Z1
 	VMOVUPS.Z 0(BX), K1, Z2
 	VFMADD231PS Z2, Z1, Z0
+
+sdotAVX512I1J1_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I1J1_block
 
 sdotAVX512I1J1_store:
 	MOVBQZX acc+48(FP), DX
@@ -66,8 +85,8 @@ sdotAVX512I1J1_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I1J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I1J2(SB), NOSPLIT, $0-49
+// func sdotAVX512I1J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I1J2(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -78,8 +97,21 @@ TEXT ·sdotAVX512I1J2(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
+
+sdotAVX512I1J2_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I1J2_loop:
 	CMPQ CX, $16
@@ -96,7 +128,7 @@ sdotAVX512I1J2_loop:
 
 sdotAVX512I1J2_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I1J2_store
+	JE sdotAVX512I1J2_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -106,6 +138,12 @@ sdotAVX512I1J2_tail:
 	VFMADD231PS Z3, Z2, Z0
 	VMOVUPS.Z 0(BX)(R10*1), K1, Z3
 	VFMADD231PS Z3, Z2, Z1
+
+sdotAVX512I1J2_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I1J2_block
 
 sdotAVX512I1J2_store:
 	MOVBQZX acc+48(FP), DX
@@ -124,8 +162,8 @@ sdotAVX512I1J2_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I1J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I1J3(SB), NOSPLIT, $0-49
+// func sdotAVX512I1J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I1J3(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -136,9 +174,22 @@ TEXT ·sdotAVX512I1J3(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
+
+sdotAVX512I1J3_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I1J3_loop:
 	CMPQ CX, $16
@@ -157,7 +208,7 @@ sdotAVX512I1J3_loop:
 
 sdotAVX512I1J3_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I1J3_store
+	JE sdotAVX512I1J3_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -169,6 +220,12 @@ sdotAVX512I1J3_tail:
 	VFMADD231PS Z4, Z3, Z1
 	VMOVUPS.Z 0(BX)(R10*2), K1, Z4
 	VFMADD231PS Z4, Z3, Z2
+
+sdotAVX512I1J3_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I1J3_block
 
 sdotAVX512I1J3_store:
 	MOVBQZX acc+48(FP), DX
@@ -190,8 +247,8 @@ sdotAVX512I1J3_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I1J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I1J4(SB), NOSPLIT, $0-49
+// func sdotAVX512I1J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I1J4(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -202,10 +259,23 @@ TEXT ·sdotAVX512I1J4(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
+
+sdotAVX512I1J4_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I1J4_loop:
 	CMPQ CX, $16
@@ -226,7 +296,7 @@ sdotAVX512I1J4_loop:
 
 sdotAVX512I1J4_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I1J4_store
+	JE sdotAVX512I1J4_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -240,6 +310,12 @@ sdotAVX512I1J4_tail:
 	VFMADD231PS Z5, Z4, Z2
 	VMOVUPS.Z 0(BX)(R11*1), K1, Z5
 	VFMADD231PS Z5, Z4, Z3
+
+sdotAVX512I1J4_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I1J4_block
 
 sdotAVX512I1J4_store:
 	MOVBQZX acc+48(FP), DX
@@ -264,8 +340,8 @@ sdotAVX512I1J4_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I1J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I1J5(SB), NOSPLIT, $0-49
+// func sdotAVX512I1J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I1J5(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -276,11 +352,24 @@ TEXT ·sdotAVX512I1J5(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
 	VPXORQ Z4, Z4, Z4
+
+sdotAVX512I1J5_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I1J5_loop:
 	CMPQ CX, $16
@@ -303,7 +392,7 @@ sdotAVX512I1J5_loop:
 
 sdotAVX512I1J5_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I1J5_store
+	JE sdotAVX512I1J5_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -319,6 +408,12 @@ sdotAVX512I1J5_tail:
 	VFMADD231PS Z6, Z5, Z3
 	VMOVUPS.Z 0(BX)(R10*4), K1, Z6
 	VFMADD231PS Z6, Z5, Z4
+
+sdotAVX512I1J5_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I1J5_block
 
 sdotAVX512I1J5_store:
 	MOVBQZX acc+48(FP), DX
@@ -346,8 +441,8 @@ sdotAVX512I1J5_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I2J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I2J1(SB), NOSPLIT, $0-49
+// func sdotAVX512I2J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I2J1(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -358,8 +453,21 @@ TEXT ·sdotAVX512I2J1(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
+
+sdotAVX512I2J1_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I2J1_loop:
 	CMPQ CX, $16
@@ -376,7 +484,7 @@ sdotAVX512I2J1_loop:
 
 sdotAVX512I2J1_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I2J1_store
+	JE sdotAVX512I2J1_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -386,6 +494,12 @@ sdotAVX512I2J1_tail:
 	VMOVUPS.Z 0(BX), K1, Z4
 	VFMADD231PS Z4, Z2, Z0
 	VFMADD231PS Z4, Z3, Z1
+
+sdotAVX512I2J1_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I2J1_block
 
 sdotAVX512I2J1_store:
 	MOVBQZX acc+48(FP), DX
@@ -404,8 +518,8 @@ sdotAVX512I2J1_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I2J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I2J2(SB), NOSPLIT, $0-49
+// func sdotAVX512I2J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I2J2(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -416,10 +530,23 @@ TEXT ·sdotAVX512I2J2(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
+
+sdotAVX512I2J2_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I2J2_loop:
 	CMPQ CX, $16
@@ -439,7 +566,7 @@ sdotAVX512I2J2_loop:
 
 sdotAVX512I2J2_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I2J2_store
+	JE sdotAVX512I2J2_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -452,6 +579,12 @@ sdotAVX512I2J2_tail:
 	VMOVUPS.Z 0(BX)(R10*1), K1, Z6
 	VFMADD231PS Z6, Z4, Z1
 	VFMADD231PS Z6, Z5, Z3
+
+sdotAVX512I2J2_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I2J2_block
 
 sdotAVX512I2J2_store:
 	MOVBQZX acc+48(FP), DX
@@ -476,8 +609,8 @@ sdotAVX512I2J2_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I2J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I2J3(SB), NOSPLIT, $0-49
+// func sdotAVX512I2J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I2J3(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -488,12 +621,25 @@ TEXT ·sdotAVX512I2J3(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
 	VPXORQ Z4, Z4, Z4
 	VPXORQ Z5, Z5, Z5
+
+sdotAVX512I2J3_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I2J3_loop:
 	CMPQ CX, $16
@@ -516,7 +662,7 @@ sdotAVX512I2J3_loop:
 
 sdotAVX512I2J3_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I2J3_store
+	JE sdotAVX512I2J3_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -532,6 +678,12 @@ sdotAVX512I2J3_tail:
 	VMOVUPS.Z 0(BX)(R10*2), K1, Z8
 	VFMADD231PS Z8, Z6, Z2
 	VFMADD231PS Z8, Z7, Z5
+
+sdotAVX512I2J3_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I2J3_block
 
 sdotAVX512I2J3_store:
 	MOVBQZX acc+48(FP), DX
@@ -562,8 +714,8 @@ sdotAVX512I2J3_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I2J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I2J4(SB), NOSPLIT, $0-49
+// func sdotAVX512I2J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I2J4(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -574,6 +726,16 @@ TEXT ·sdotAVX512I2J4(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -582,6 +744,9 @@ TEXT ·sdotAVX512I2J4(SB), NOSPLIT, $0-49
 	VPXORQ Z5, Z5, Z5
 	VPXORQ Z6, Z6, Z6
 	VPXORQ Z7, Z7, Z7
+
+sdotAVX512I2J4_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I2J4_loop:
 	CMPQ CX, $16
@@ -607,7 +772,7 @@ sdotAVX512I2J4_loop:
 
 sdotAVX512I2J4_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I2J4_store
+	JE sdotAVX512I2J4_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -626,6 +791,12 @@ sdotAVX512I2J4_tail:
 	VMOVUPS.Z 0(BX)(R11*1), K1, Z10
 	VFMADD231PS Z10, Z8, Z3
 	VFMADD231PS Z10, Z9, Z7
+
+sdotAVX512I2J4_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I2J4_block
 
 sdotAVX512I2J4_store:
 	MOVBQZX acc+48(FP), DX
@@ -662,8 +833,8 @@ sdotAVX512I2J4_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I2J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I2J5(SB), NOSPLIT, $0-49
+// func sdotAVX512I2J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I2J5(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -674,6 +845,16 @@ TEXT ·sdotAVX512I2J5(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -684,6 +865,9 @@ TEXT ·sdotAVX512I2J5(SB), NOSPLIT, $0-49
 	VPXORQ Z7, Z7, Z7
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z9, Z9, Z9
+
+sdotAVX512I2J5_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I2J5_loop:
 	CMPQ CX, $16
@@ -712,7 +896,7 @@ sdotAVX512I2J5_loop:
 
 sdotAVX512I2J5_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I2J5_store
+	JE sdotAVX512I2J5_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -734,6 +918,12 @@ sdotAVX512I2J5_tail:
 	VMOVUPS.Z 0(BX)(R10*4), K1, Z12
 	VFMADD231PS Z12, Z10, Z4
 	VFMADD231PS Z12, Z11, Z9
+
+sdotAVX512I2J5_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I2J5_block
 
 sdotAVX512I2J5_store:
 	MOVBQZX acc+48(FP), DX
@@ -776,8 +966,8 @@ sdotAVX512I2J5_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I3J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I3J1(SB), NOSPLIT, $0-49
+// func sdotAVX512I3J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I3J1(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -788,9 +978,22 @@ TEXT ·sdotAVX512I3J1(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
+
+sdotAVX512I3J1_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I3J1_loop:
 	CMPQ CX, $16
@@ -809,7 +1012,7 @@ sdotAVX512I3J1_loop:
 
 sdotAVX512I3J1_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I3J1_store
+	JE sdotAVX512I3J1_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -821,6 +1024,12 @@ sdotAVX512I3J1_tail:
 	VFMADD231PS Z6, Z3, Z0
 	VFMADD231PS Z6, Z4, Z1
 	VFMADD231PS Z6, Z5, Z2
+
+sdotAVX512I3J1_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I3J1_block
 
 sdotAVX512I3J1_store:
 	MOVBQZX acc+48(FP), DX
@@ -842,8 +1051,8 @@ sdotAVX512I3J1_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I3J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I3J2(SB), NOSPLIT, $0-49
+// func sdotAVX512I3J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I3J2(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -854,12 +1063,25 @@ TEXT ·sdotAVX512I3J2(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
 	VPXORQ Z4, Z4, Z4
 	VPXORQ Z5, Z5, Z5
+
+sdotAVX512I3J2_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I3J2_loop:
 	CMPQ CX, $16
@@ -882,7 +1104,7 @@ sdotAVX512I3J2_loop:
 
 sdotAVX512I3J2_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I3J2_store
+	JE sdotAVX512I3J2_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -898,6 +1120,12 @@ sdotAVX512I3J2_tail:
 	VFMADD231PS Z9, Z6, Z1
 	VFMADD231PS Z9, Z7, Z3
 	VFMADD231PS Z9, Z8, Z5
+
+sdotAVX512I3J2_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I3J2_block
 
 sdotAVX512I3J2_store:
 	MOVBQZX acc+48(FP), DX
@@ -928,8 +1156,8 @@ sdotAVX512I3J2_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I3J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I3J3(SB), NOSPLIT, $0-49
+// func sdotAVX512I3J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I3J3(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -940,6 +1168,16 @@ TEXT ·sdotAVX512I3J3(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -949,6 +1187,9 @@ TEXT ·sdotAVX512I3J3(SB), NOSPLIT, $0-49
 	VPXORQ Z6, Z6, Z6
 	VPXORQ Z7, Z7, Z7
 	VPXORQ Z8, Z8, Z8
+
+sdotAVX512I3J3_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I3J3_loop:
 	CMPQ CX, $16
@@ -975,7 +1216,7 @@ sdotAVX512I3J3_loop:
 
 sdotAVX512I3J3_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I3J3_store
+	JE sdotAVX512I3J3_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -995,6 +1236,12 @@ sdotAVX512I3J3_tail:
 	VFMADD231PS Z12, Z9, Z2
 	VFMADD231PS Z12, Z10, Z5
 	VFMADD231PS Z12, Z11, Z8
+
+sdotAVX512I3J3_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I3J3_block
 
 sdotAVX512I3J3_store:
 	MOVBQZX acc+48(FP), DX
@@ -1034,8 +1281,8 @@ sdotAVX512I3J3_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I3J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I3J4(SB), NOSPLIT, $0-49
+// func sdotAVX512I3J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I3J4(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1046,6 +1293,16 @@ TEXT ·sdotAVX512I3J4(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1058,6 +1315,9 @@ TEXT ·sdotAVX512I3J4(SB), NOSPLIT, $0-49
 	VPXORQ Z9, Z9, Z9
 	VPXORQ Z10, Z10, Z10
 	VPXORQ Z11, Z11, Z11
+
+sdotAVX512I3J4_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I3J4_loop:
 	CMPQ CX, $16
@@ -1088,7 +1348,7 @@ sdotAVX512I3J4_loop:
 
 sdotAVX512I3J4_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I3J4_store
+	JE sdotAVX512I3J4_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -1112,6 +1372,12 @@ sdotAVX512I3J4_tail:
 	VFMADD231PS Z15, Z12, Z3
 	VFMADD231PS Z15, Z13, Z7
 	VFMADD231PS Z15, Z14, Z11
+
+sdotAVX512I3J4_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I3J4_block
 
 sdotAVX512I3J4_store:
 	MOVBQZX acc+48(FP), DX
@@ -1160,8 +1426,8 @@ sdotAVX512I3J4_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I3J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I3J5(SB), NOSPLIT, $0-49
+// func sdotAVX512I3J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I3J5(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1172,6 +1438,16 @@ TEXT ·sdotAVX512I3J5(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1187,6 +1463,9 @@ TEXT ·sdotAVX512I3J5(SB), NOSPLIT, $0-49
 	VPXORQ Z12, Z12, Z12
 	VPXORQ Z13, Z13, Z13
 	VPXORQ Z14, Z14, Z14
+
+sdotAVX512I3J5_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I3J5_loop:
 	CMPQ CX, $16
@@ -1221,7 +1500,7 @@ sdotAVX512I3J5_loop:
 
 sdotAVX512I3J5_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I3J5_store
+	JE sdotAVX512I3J5_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -1249,6 +1528,12 @@ sdotAVX512I3J5_tail:
 	VFMADD231PS Z18, Z15, Z4
 	VFMADD231PS Z18, Z16, Z9
 	VFMADD231PS Z18, Z17, Z14
+
+sdotAVX512I3J5_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I3J5_block
 
 sdotAVX512I3J5_store:
 	MOVBQZX acc+48(FP), DX
@@ -1306,8 +1591,8 @@ sdotAVX512I3J5_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I4J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I4J1(SB), NOSPLIT, $0-49
+// func sdotAVX512I4J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I4J1(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1318,10 +1603,23 @@ TEXT ·sdotAVX512I4J1(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
+
+sdotAVX512I4J1_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I4J1_loop:
 	CMPQ CX, $16
@@ -1342,7 +1640,7 @@ sdotAVX512I4J1_loop:
 
 sdotAVX512I4J1_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I4J1_store
+	JE sdotAVX512I4J1_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -1356,6 +1654,12 @@ sdotAVX512I4J1_tail:
 	VFMADD231PS Z8, Z5, Z1
 	VFMADD231PS Z8, Z6, Z2
 	VFMADD231PS Z8, Z7, Z3
+
+sdotAVX512I4J1_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I4J1_block
 
 sdotAVX512I4J1_store:
 	MOVBQZX acc+48(FP), DX
@@ -1380,8 +1684,8 @@ sdotAVX512I4J1_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I4J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I4J2(SB), NOSPLIT, $0-49
+// func sdotAVX512I4J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I4J2(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1392,6 +1696,16 @@ TEXT ·sdotAVX512I4J2(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1400,6 +1714,9 @@ TEXT ·sdotAVX512I4J2(SB), NOSPLIT, $0-49
 	VPXORQ Z5, Z5, Z5
 	VPXORQ Z6, Z6, Z6
 	VPXORQ Z7, Z7, Z7
+
+sdotAVX512I4J2_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I4J2_loop:
 	CMPQ CX, $16
@@ -1425,7 +1742,7 @@ sdotAVX512I4J2_loop:
 
 sdotAVX512I4J2_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I4J2_store
+	JE sdotAVX512I4J2_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -1444,6 +1761,12 @@ sdotAVX512I4J2_tail:
 	VFMADD231PS Z12, Z9, Z3
 	VFMADD231PS Z12, Z10, Z5
 	VFMADD231PS Z12, Z11, Z7
+
+sdotAVX512I4J2_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I4J2_block
 
 sdotAVX512I4J2_store:
 	MOVBQZX acc+48(FP), DX
@@ -1480,8 +1803,8 @@ sdotAVX512I4J2_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I4J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I4J3(SB), NOSPLIT, $0-49
+// func sdotAVX512I4J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I4J3(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1492,6 +1815,16 @@ TEXT ·sdotAVX512I4J3(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1504,6 +1837,9 @@ TEXT ·sdotAVX512I4J3(SB), NOSPLIT, $0-49
 	VPXORQ Z9, Z9, Z9
 	VPXORQ Z10, Z10, Z10
 	VPXORQ Z11, Z11, Z11
+
+sdotAVX512I4J3_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I4J3_loop:
 	CMPQ CX, $16
@@ -1534,7 +1870,7 @@ sdotAVX512I4J3_loop:
 
 sdotAVX512I4J3_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I4J3_store
+	JE sdotAVX512I4J3_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -1558,6 +1894,12 @@ sdotAVX512I4J3_tail:
 	VFMADD231PS Z16, Z13, Z5
 	VFMADD231PS Z16, Z14, Z8
 	VFMADD231PS Z16, Z15, Z11
+
+sdotAVX512I4J3_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I4J3_block
 
 sdotAVX512I4J3_store:
 	MOVBQZX acc+48(FP), DX
@@ -1606,8 +1948,8 @@ sdotAVX512I4J3_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I4J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I4J4(SB), NOSPLIT, $0-49
+// func sdotAVX512I4J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I4J4(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1618,6 +1960,16 @@ TEXT ·sdotAVX512I4J4(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1634,6 +1986,9 @@ TEXT ·sdotAVX512I4J4(SB), NOSPLIT, $0-49
 	VPXORQ Z13, Z13, Z13
 	VPXORQ Z14, Z14, Z14
 	VPXORQ Z15, Z15, Z15
+
+sdotAVX512I4J4_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I4J4_loop:
 	CMPQ CX, $16
@@ -1669,7 +2024,7 @@ sdotAVX512I4J4_loop:
 
 sdotAVX512I4J4_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I4J4_store
+	JE sdotAVX512I4J4_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -1698,6 +2053,12 @@ sdotAVX512I4J4_tail:
 	VFMADD231PS Z20, Z17, Z7
 	VFMADD231PS Z20, Z18, Z11
 	VFMADD231PS Z20, Z19, Z15
+
+sdotAVX512I4J4_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I4J4_block
 
 sdotAVX512I4J4_store:
 	MOVBQZX acc+48(FP), DX
@@ -1758,8 +2119,8 @@ sdotAVX512I4J4_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I4J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I4J5(SB), NOSPLIT, $0-49
+// func sdotAVX512I4J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I4J5(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1770,6 +2131,16 @@ TEXT ·sdotAVX512I4J5(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -1790,6 +2161,9 @@ TEXT ·sdotAVX512I4J5(SB), NOSPLIT, $0-49
 	VPXORQ Z17, Z17, Z17
 	VPXORQ Z18, Z18, Z18
 	VPXORQ Z19, Z19, Z19
+
+sdotAVX512I4J5_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I4J5_loop:
 	CMPQ CX, $16
@@ -1830,7 +2204,7 @@ sdotAVX512I4J5_loop:
 
 sdotAVX512I4J5_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I4J5_store
+	JE sdotAVX512I4J5_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -1864,6 +2238,12 @@ sdotAVX512I4J5_tail:
 	VFMADD231PS Z24, Z21, Z9
 	VFMADD231PS Z24, Z22, Z14
 	VFMADD231PS Z24, Z23, Z19
+
+sdotAVX512I4J5_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I4J5_block
 
 sdotAVX512I4J5_store:
 	MOVBQZX acc+48(FP), DX
@@ -1936,8 +2316,8 @@ sdotAVX512I4J5_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I5J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I5J1(SB), NOSPLIT, $0-49
+// func sdotAVX512I5J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I5J1(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -1948,11 +2328,24 @@ TEXT ·sdotAVX512I5J1(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
 	VPXORQ Z4, Z4, Z4
+
+sdotAVX512I5J1_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I5J1_loop:
 	CMPQ CX, $16
@@ -1975,7 +2368,7 @@ sdotAVX512I5J1_loop:
 
 sdotAVX512I5J1_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I5J1_store
+	JE sdotAVX512I5J1_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -1991,6 +2384,12 @@ sdotAVX512I5J1_tail:
 	VFMADD231PS Z10, Z7, Z2
 	VFMADD231PS Z10, Z8, Z3
 	VFMADD231PS Z10, Z9, Z4
+
+sdotAVX512I5J1_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I5J1_block
 
 sdotAVX512I5J1_store:
 	MOVBQZX acc+48(FP), DX
@@ -2018,8 +2417,8 @@ sdotAVX512I5J1_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I5J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I5J2(SB), NOSPLIT, $0-49
+// func sdotAVX512I5J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I5J2(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -2030,6 +2429,16 @@ TEXT ·sdotAVX512I5J2(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2040,6 +2449,9 @@ TEXT ·sdotAVX512I5J2(SB), NOSPLIT, $0-49
 	VPXORQ Z7, Z7, Z7
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z9, Z9, Z9
+
+sdotAVX512I5J2_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I5J2_loop:
 	CMPQ CX, $16
@@ -2068,7 +2480,7 @@ sdotAVX512I5J2_loop:
 
 sdotAVX512I5J2_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I5J2_store
+	JE sdotAVX512I5J2_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -2090,6 +2502,12 @@ sdotAVX512I5J2_tail:
 	VFMADD231PS Z15, Z12, Z5
 	VFMADD231PS Z15, Z13, Z7
 	VFMADD231PS Z15, Z14, Z9
+
+sdotAVX512I5J2_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I5J2_block
 
 sdotAVX512I5J2_store:
 	MOVBQZX acc+48(FP), DX
@@ -2132,8 +2550,8 @@ sdotAVX512I5J2_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I5J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I5J3(SB), NOSPLIT, $0-49
+// func sdotAVX512I5J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I5J3(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -2144,6 +2562,16 @@ TEXT ·sdotAVX512I5J3(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2159,6 +2587,9 @@ TEXT ·sdotAVX512I5J3(SB), NOSPLIT, $0-49
 	VPXORQ Z12, Z12, Z12
 	VPXORQ Z13, Z13, Z13
 	VPXORQ Z14, Z14, Z14
+
+sdotAVX512I5J3_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I5J3_loop:
 	CMPQ CX, $16
@@ -2193,7 +2624,7 @@ sdotAVX512I5J3_loop:
 
 sdotAVX512I5J3_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I5J3_store
+	JE sdotAVX512I5J3_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -2221,6 +2652,12 @@ sdotAVX512I5J3_tail:
 	VFMADD231PS Z20, Z17, Z8
 	VFMADD231PS Z20, Z18, Z11
 	VFMADD231PS Z20, Z19, Z14
+
+sdotAVX512I5J3_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I5J3_block
 
 sdotAVX512I5J3_store:
 	MOVBQZX acc+48(FP), DX
@@ -2278,8 +2715,8 @@ sdotAVX512I5J3_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I5J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I5J4(SB), NOSPLIT, $0-49
+// func sdotAVX512I5J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I5J4(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -2290,6 +2727,16 @@ TEXT ·sdotAVX512I5J4(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2310,6 +2757,9 @@ TEXT ·sdotAVX512I5J4(SB), NOSPLIT, $0-49
 	VPXORQ Z17, Z17, Z17
 	VPXORQ Z18, Z18, Z18
 	VPXORQ Z19, Z19, Z19
+
+sdotAVX512I5J4_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I5J4_loop:
 	CMPQ CX, $16
@@ -2350,7 +2800,7 @@ sdotAVX512I5J4_loop:
 
 sdotAVX512I5J4_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I5J4_store
+	JE sdotAVX512I5J4_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -2384,6 +2834,12 @@ sdotAVX512I5J4_tail:
 	VFMADD231PS Z25, Z22, Z11
 	VFMADD231PS Z25, Z23, Z15
 	VFMADD231PS Z25, Z24, Z19
+
+sdotAVX512I5J4_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I5J4_block
 
 sdotAVX512I5J4_store:
 	MOVBQZX acc+48(FP), DX
@@ -2456,8 +2912,8 @@ sdotAVX512I5J4_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX512I5J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX512I5J5(SB), NOSPLIT, $0-49
+// func sdotAVX512I5J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX512I5J5(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -2468,6 +2924,16 @@ TEXT ·sdotAVX512I5J5(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
@@ -2493,6 +2959,9 @@ TEXT ·sdotAVX512I5J5(SB), NOSPLIT, $0-49
 	VPXORQ Z22, Z22, Z22
 	VPXORQ Z23, Z23, Z23
 	VPXORQ Z24, Z24, Z24
+
+sdotAVX512I5J5_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX512I5J5_loop:
 	CMPQ CX, $16
@@ -2539,7 +3008,7 @@ sdotAVX512I5J5_loop:
 
 sdotAVX512I5J5_tail:
 	TESTQ CX, CX
-	JE sdotAVX512I5J5_store
+	JE sdotAVX512I5J5_next
 	MOVL $1, DX
 	SHLL CX, DX
 	DECL DX
@@ -2579,6 +3048,12 @@ sdotAVX512I5J5_tail:
 	VFMADD231PS Z30, Z27, Z14
 	VFMADD231PS Z30, Z28, Z19
 	VFMADD231PS Z30, Z29, Z24
+
+sdotAVX512I5J5_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX512I5J5_block
 
 sdotAVX512I5J5_store:
 	MOVBQZX acc+48(FP), DX
@@ -2666,8 +3141,8 @@ sdotAVX512I5J5_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I1J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I1J1(SB), NOSPLIT, $0-49
+// func sdotAVX2I1J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I1J1(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -2678,7 +3153,20 @@ TEXT ·sdotAVX2I1J1(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
+
+sdotAVX2I1J1_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I1J1_loop:
 	CMPQ CX, $8
@@ -2693,7 +3181,7 @@ sdotAVX2I1J1_loop:
 
 sdotAVX2I1J1_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I1J1_store
+	JE sdotAVX2I1J1_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -2701,6 +3189,12 @@ sdotAVX2I1J1_tail:
 	VMASKMOVPS 0(AX), Y3, Y1
 	VMASKMOVPS 0(BX), Y3, Y2
 	VFMADD231PS Y2, Y1, Y0
+
+sdotAVX2I1J1_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I1J1_block
 
 sdotAVX2I1J1_store:
 	MOVBQZX acc+48(FP), DX
@@ -2716,8 +3210,8 @@ sdotAVX2I1J1_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I1J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I1J2(SB), NOSPLIT, $0-49
+// func sdotAVX2I1J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I1J2(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -2728,8 +3222,21 @@ TEXT ·sdotAVX2I1J2(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
+
+sdotAVX2I1J2_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I1J2_loop:
 	CMPQ CX, $8
@@ -2746,7 +3253,7 @@ sdotAVX2I1J2_loop:
 
 sdotAVX2I1J2_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I1J2_store
+	JE sdotAVX2I1J2_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -2756,6 +3263,12 @@ sdotAVX2I1J2_tail:
 	VFMADD231PS Y3, Y2, Y0
 	VMASKMOVPS 0(BX)(R10*1), Y4, Y3
 	VFMADD231PS Y3, Y2, Y1
+
+sdotAVX2I1J2_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I1J2_block
 
 sdotAVX2I1J2_store:
 	MOVBQZX acc+48(FP), DX
@@ -2774,8 +3287,8 @@ sdotAVX2I1J2_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I1J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I1J3(SB), NOSPLIT, $0-49
+// func sdotAVX2I1J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I1J3(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -2786,9 +3299,22 @@ TEXT ·sdotAVX2I1J3(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
+
+sdotAVX2I1J3_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I1J3_loop:
 	CMPQ CX, $8
@@ -2807,7 +3333,7 @@ sdotAVX2I1J3_loop:
 
 sdotAVX2I1J3_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I1J3_store
+	JE sdotAVX2I1J3_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -2819,6 +3345,12 @@ sdotAVX2I1J3_tail:
 	VFMADD231PS Y4, Y3, Y1
 	VMASKMOVPS 0(BX)(R10*2), Y5, Y4
 	VFMADD231PS Y4, Y3, Y2
+
+sdotAVX2I1J3_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I1J3_block
 
 sdotAVX2I1J3_store:
 	MOVBQZX acc+48(FP), DX
@@ -2840,8 +3372,8 @@ sdotAVX2I1J3_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I1J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I1J4(SB), NOSPLIT, $0-49
+// func sdotAVX2I1J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I1J4(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -2852,10 +3384,23 @@ TEXT ·sdotAVX2I1J4(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+
+sdotAVX2I1J4_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I1J4_loop:
 	CMPQ CX, $8
@@ -2876,7 +3421,7 @@ sdotAVX2I1J4_loop:
 
 sdotAVX2I1J4_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I1J4_store
+	JE sdotAVX2I1J4_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -2890,6 +3435,12 @@ sdotAVX2I1J4_tail:
 	VFMADD231PS Y5, Y4, Y2
 	VMASKMOVPS 0(BX)(R11*1), Y6, Y5
 	VFMADD231PS Y5, Y4, Y3
+
+sdotAVX2I1J4_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I1J4_block
 
 sdotAVX2I1J4_store:
 	MOVBQZX acc+48(FP), DX
@@ -2914,8 +3465,8 @@ sdotAVX2I1J4_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I1J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I1J5(SB), NOSPLIT, $0-49
+// func sdotAVX2I1J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I1J5(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -2926,11 +3477,24 @@ TEXT ·sdotAVX2I1J5(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
+
+sdotAVX2I1J5_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I1J5_loop:
 	CMPQ CX, $8
@@ -2953,7 +3517,7 @@ sdotAVX2I1J5_loop:
 
 sdotAVX2I1J5_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I1J5_store
+	JE sdotAVX2I1J5_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -2969,6 +3533,12 @@ sdotAVX2I1J5_tail:
 	VFMADD231PS Y6, Y5, Y3
 	VMASKMOVPS 0(BX)(R10*4), Y7, Y6
 	VFMADD231PS Y6, Y5, Y4
+
+sdotAVX2I1J5_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I1J5_block
 
 sdotAVX2I1J5_store:
 	MOVBQZX acc+48(FP), DX
@@ -2996,8 +3566,8 @@ sdotAVX2I1J5_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I2J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I2J1(SB), NOSPLIT, $0-49
+// func sdotAVX2I2J1(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I2J1(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -3008,8 +3578,21 @@ TEXT ·sdotAVX2I2J1(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
+
+sdotAVX2I2J1_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I2J1_loop:
 	CMPQ CX, $8
@@ -3026,7 +3609,7 @@ sdotAVX2I2J1_loop:
 
 sdotAVX2I2J1_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I2J1_store
+	JE sdotAVX2I2J1_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -3036,6 +3619,12 @@ sdotAVX2I2J1_tail:
 	VMASKMOVPS 0(BX), Y5, Y4
 	VFMADD231PS Y4, Y2, Y0
 	VFMADD231PS Y4, Y3, Y1
+
+sdotAVX2I2J1_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I2J1_block
 
 sdotAVX2I2J1_store:
 	MOVBQZX acc+48(FP), DX
@@ -3054,8 +3643,8 @@ sdotAVX2I2J1_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I2J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I2J2(SB), NOSPLIT, $0-49
+// func sdotAVX2I2J2(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I2J2(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -3066,10 +3655,23 @@ TEXT ·sdotAVX2I2J2(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+
+sdotAVX2I2J2_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I2J2_loop:
 	CMPQ CX, $8
@@ -3089,7 +3691,7 @@ sdotAVX2I2J2_loop:
 
 sdotAVX2I2J2_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I2J2_store
+	JE sdotAVX2I2J2_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -3102,6 +3704,12 @@ sdotAVX2I2J2_tail:
 	VMASKMOVPS 0(BX)(R10*1), Y7, Y6
 	VFMADD231PS Y6, Y4, Y1
 	VFMADD231PS Y6, Y5, Y3
+
+sdotAVX2I2J2_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I2J2_block
 
 sdotAVX2I2J2_store:
 	MOVBQZX acc+48(FP), DX
@@ -3126,8 +3734,8 @@ sdotAVX2I2J2_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I2J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I2J3(SB), NOSPLIT, $0-49
+// func sdotAVX2I2J3(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I2J3(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -3138,12 +3746,25 @@ TEXT ·sdotAVX2I2J3(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
+
+sdotAVX2I2J3_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I2J3_loop:
 	CMPQ CX, $8
@@ -3166,7 +3787,7 @@ sdotAVX2I2J3_loop:
 
 sdotAVX2I2J3_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I2J3_store
+	JE sdotAVX2I2J3_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -3182,6 +3803,12 @@ sdotAVX2I2J3_tail:
 	VMASKMOVPS 0(BX)(R10*2), Y9, Y8
 	VFMADD231PS Y8, Y6, Y2
 	VFMADD231PS Y8, Y7, Y5
+
+sdotAVX2I2J3_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I2J3_block
 
 sdotAVX2I2J3_store:
 	MOVBQZX acc+48(FP), DX
@@ -3212,8 +3839,8 @@ sdotAVX2I2J3_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I2J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I2J4(SB), NOSPLIT, $0-49
+// func sdotAVX2I2J4(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I2J4(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -3224,6 +3851,16 @@ TEXT ·sdotAVX2I2J4(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -3232,6 +3869,9 @@ TEXT ·sdotAVX2I2J4(SB), NOSPLIT, $0-49
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+
+sdotAVX2I2J4_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I2J4_loop:
 	CMPQ CX, $8
@@ -3257,7 +3897,7 @@ sdotAVX2I2J4_loop:
 
 sdotAVX2I2J4_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I2J4_store
+	JE sdotAVX2I2J4_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -3276,6 +3916,12 @@ sdotAVX2I2J4_tail:
 	VMASKMOVPS 0(BX)(R11*1), Y11, Y10
 	VFMADD231PS Y10, Y8, Y3
 	VFMADD231PS Y10, Y9, Y7
+
+sdotAVX2I2J4_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I2J4_block
 
 sdotAVX2I2J4_store:
 	MOVBQZX acc+48(FP), DX
@@ -3312,8 +3958,8 @@ sdotAVX2I2J4_overwrite:
 	VZEROUPPER
 	RET
 
-// func sdotAVX2I2J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)
-TEXT ·sdotAVX2I2J5(SB), NOSPLIT, $0-49
+// func sdotAVX2I2J5(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)
+TEXT ·sdotAVX2I2J5(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ lda+16(FP), R8
@@ -3324,6 +3970,16 @@ TEXT ·sdotAVX2I2J5(SB), NOSPLIT, $0-49
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ c+40(FP), DI
+	MOVQ n+56(FP), SI
+	MOVQ CX, DX
+	ANDQ $-8, DX
+	SHLQ $2, DX
+	MOVQ sa+64(FP), R12
+	SHLQ $2, R12
+	SUBQ DX, R12
+	MOVQ sb+72(FP), R13
+	SHLQ $2, R13
+	SUBQ DX, R13
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -3334,6 +3990,9 @@ TEXT ·sdotAVX2I2J5(SB), NOSPLIT, $0-49
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
 	VXORPS Y9, Y9, Y9
+
+sdotAVX2I2J5_block:
+	MOVQ k+0(FP), CX
 
 sdotAVX2I2J5_loop:
 	CMPQ CX, $8
@@ -3362,7 +4021,7 @@ sdotAVX2I2J5_loop:
 
 sdotAVX2I2J5_tail:
 	TESTQ CX, CX
-	JE sdotAVX2I2J5_store
+	JE sdotAVX2I2J5_next
 	LEAQ dotMask8<>(SB), DX
 	NEGQ CX
 	LEAQ 32(DX)(CX*4), DX
@@ -3384,6 +4043,12 @@ sdotAVX2I2J5_tail:
 	VMASKMOVPS 0(BX)(R10*4), Y13, Y12
 	VFMADD231PS Y12, Y10, Y4
 	VFMADD231PS Y12, Y11, Y9
+
+sdotAVX2I2J5_next:
+	ADDQ R12, AX
+	ADDQ R13, BX
+	DECQ SI
+	JNZ sdotAVX2I2J5_block
 
 sdotAVX2I2J5_store:
 	MOVBQZX acc+48(FP), DX

@@ -12,7 +12,10 @@
 //	C[i][j][l] (+)= Σ_{q} a[i·lda + q·L + l] · b[j·ldb + q·L + l]   (l < L lanes)
 //
 // leaving the L partial sums of each pair in C (the caller adds the lanes
-// once at the end, see LaneSum). Per vector step the RI vectors of A are
+// once at the end, see LaneSum), and repeats that over n blocks, block m
+// reading A and B sa and sb elements further on, the accumulators staying
+// in registers across the blocks (Sdot is n = 1; SdotBlocks sums, say,
+// the images of a batch in one call). Per vector step the RI vectors of A are
 // loaded and each of the RJ vectors of B is multiplied into RI
 // accumulators. The last k mod L elements are read with masked loads
 // (AVX-512 opmask; AVX2 VMASKMOVPS), so nothing past k is touched. Rows
@@ -69,7 +72,7 @@ GLOBL dotMask8<>(SB), RODATA|NOPTR, $64
 				}
 				name := fmt.Sprintf("sdot%sI%dJ%d", is.name, i, j)
 				gen(&s, is, name, i, j)
-				fmt.Fprintf(&g, "\n//go:noescape\nfunc %s(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)\n", name)
+				fmt.Fprintf(&g, "\n//go:noescape\nfunc %s(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)\n", name)
 				fmt.Fprintf(&table, "%s, ", name)
 			}
 			table.WriteString("},\n")
@@ -118,8 +121,8 @@ func gen(w *bytes.Buffer, is isa, name string, ri, rj int) {
 	if ri*rj+ri+2 > is.nregs {
 		panic("too many registers: " + name)
 	}
-	fmt.Fprintf(w, "\n// func %s(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool)\n", name)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-49\n", name)
+	fmt.Fprintf(w, "\n// func %s(k int, a *float32, lda int, b *float32, ldb int, c *float32, acc bool, n, sa, sb int)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-80\n", name)
 	p("MOVQ k+0(FP), CX")
 	p("MOVQ a+8(FP), AX")
 	p("MOVQ lda+16(FP), R8")
@@ -130,6 +133,18 @@ func gen(w *bytes.Buffer, is isa, name string, ri, rj int) {
 	p("SHLQ $2, R10")
 	p("LEAQ (R10)(R10*2), R11")
 	p("MOVQ c+40(FP), DI")
+	// SI counts the blocks; R12 and R13 step A and B from where the vector
+	// loop leaves them (k rounded down to whole vectors) to the next block.
+	p("MOVQ n+56(FP), SI")
+	p("MOVQ CX, DX")
+	p("ANDQ $-%d, DX", is.lanes)
+	p("SHLQ $2, DX")
+	p("MOVQ sa+64(FP), R12")
+	p("SHLQ $2, R12")
+	p("SUBQ DX, R12")
+	p("MOVQ sb+72(FP), R13")
+	p("SHLQ $2, R13")
+	p("SUBQ DX, R13")
 	for i := 0; i < ri; i++ {
 		for j := 0; j < rj; j++ {
 			if is.reg == "Z" {
@@ -150,6 +165,8 @@ func gen(w *bytes.Buffer, is isa, name string, ri, rj int) {
 			}
 		}
 	}
+	fmt.Fprintf(w, "\n%s_block:\n", name)
+	p("MOVQ k+0(FP), CX")
 	fmt.Fprintf(w, "\n%s_loop:\n", name)
 	p("CMPQ CX, $%d", is.lanes)
 	p("JLT %s_tail", name)
@@ -160,7 +177,7 @@ func gen(w *bytes.Buffer, is isa, name string, ri, rj int) {
 	p("JMP %s_loop", name)
 	fmt.Fprintf(w, "\n%s_tail:\n", name)
 	p("TESTQ CX, CX")
-	p("JE %s_store", name)
+	p("JE %s_next", name)
 	if is.reg == "Z" {
 		p("MOVL $1, DX")
 		p("SHLL CX, DX")
@@ -174,6 +191,11 @@ func gen(w *bytes.Buffer, is isa, name string, ri, rj int) {
 		p("VMOVDQU (DX), %s", mreg)
 		step(func(dst, addr string) { p("VMASKMOVPS %s, %s, %s", addr, mreg, dst) })
 	}
+	fmt.Fprintf(w, "\n%s_next:\n", name)
+	p("ADDQ R12, AX")
+	p("ADDQ R13, BX")
+	p("DECQ SI")
+	p("JNZ %s_block", name)
 	fmt.Fprintf(w, "\n%s_store:\n", name)
 	p("MOVBQZX acc+48(FP), DX")
 	p("TESTQ DX, DX")

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -27,11 +28,27 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
-	if err != nil {
+	code := exitCode(ctx, err)
+	if code == 1 {
 		// Errors of the ember package already start with "ember: ".
 		fmt.Fprintln(os.Stderr, "ember:", strings.TrimPrefix(err.Error(), "ember: "))
-		os.Exit(1)
 	}
+	os.Exit(code)
+}
+
+// exitCode is the process status for a command's error: 0 without one,
+// 130 (the shell's status for a process stopped by SIGINT) when the
+// command stopped because ctx was cancelled by Ctrl-C or SIGTERM (the
+// command has said what it saved; "context canceled" adds nothing), 1
+// for any other error.
+func exitCode(ctx context.Context, err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return 130
+	}
+	return 1
 }
 
 // deviceEnvError is an error about the device EMBER_DEVICE named: it says

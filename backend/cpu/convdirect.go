@@ -235,7 +235,13 @@ func (be *Backend) directConv(xt, wt ir.Tensor, o backend.ConvOptions, dt ir.DTy
 		p := newWinoPlan(c, dense(w, be.f32))
 		p.run(dense(x, be.f32), out)
 		p.release()
-		return wrap(dt, shape, out)
+		if winoFinite(out) {
+			return wrap(dt, shape, out)
+		}
+		// A transform mixes a whole tile, so an Inf or NaN input, or a
+		// product overflowing inside the transforms, spoils outputs far
+		// beyond its reach: the direct kernels compute the result again,
+		// with NaN and Inf only where a convolution puts them.
 	}
 	if transpose {
 		if !useDirectConvTranspose(xs, ws, os, g, o.Groups) {

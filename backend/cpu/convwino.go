@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -109,7 +110,8 @@ type winoConv struct {
 // input xs, weights ws and output os as a winoConv, and whether the
 // Winograd path runs it: float32 transform and tile kernels, 5×5 kernels,
 // unit stride and dilation, one group, padding of at most winoMaxPad
-// (conv_transpose2d: at most 4), at least winoMinChannels input and
+// (conv_transpose2d: at most 4, and an unpadded side not ≡ 1 mod 4),
+// at least winoMinChannels input and
 // output channels, at least half a group of images, 4×4 tiles at least
 // half filled (outputs, or inputs when transposed: tiles of few pixels
 // waste the multiplications and, with few terms per output, raise the
@@ -132,6 +134,14 @@ func useWinograd(xs, ws, os [4]int, g unfold.Geom, groups int, transpose bool) (
 	if c.ho != c.h+d+2*sign(transpose)*c.ph || c.wo != c.w+d+2*sign(transpose)*c.pw || c.ho < 1 || c.wo < 1 || c.h < 1 || c.w < 1 {
 		return winoConv{}, false
 	}
+	if transpose && (c.h%winograd.M == 1 && c.ph == 0 || c.w%winograd.M == 1 && c.pw == 0) {
+		// The last row (column) of input tiles holds one input row:
+		// the uncropped border outputs of its blocks then err by up to
+		// 1.5e-5 of max(|y|, Σ|x·w|, 1) (1.2–1.5e-5 measured for sides
+		// 9 to 29 ≡ 1 mod 4 without padding, ≤ 4.1e-6 for every other
+		// side, and with padding 1 for these).
+		return winoConv{}, false
+	}
 	L := s.Lanes()
 	p := c.tiling(L)
 	area := c.ho * c.wo // the tiles' useful part: outputs, or inputs when transposed
@@ -143,6 +153,14 @@ func useWinograd(xs, ws, os [4]int, g unfold.Geom, groups int, transpose bool) (
 		fitsInt32(c.n*c.cin*c.h*c.w, c.n*c.cout*c.ho*c.wo, winograd.Points*(c.cin*p.ldu+L),
 			p.xLen(c.cin), winograd.Points*(c.cin*p.chunk*L+L), p.yLen(), p.blocksLen(c.n))
 	return c, ok
+}
+
+// winoFinite reports whether every element of y is finite and small
+// enough to square in float32 (|y| < 1.8e19): the Winograd path's results
+// are kept only then (see Backend.directConv).
+func winoFinite(y []float32) bool {
+	s := rowDot32(y, y)
+	return !math.IsNaN(s) && !math.IsInf(s, 0)
 }
 
 // sign returns −1 when neg, else 1.

@@ -27,6 +27,8 @@ var winoCases = []struct {
 	{directCase{[4]int{9, 24, 6, 40}, [4]int{16, 24, 5, 5}, convOpt(0, 2, 1, 1, 1)}, false},
 	{directCase{[4]int{16, 16, 8, 7}, [4]int{16, 16, 5, 5}, convOpt(0, 0, 1, 1, 1)}, true},
 	{directCase{[4]int{9, 40, 11, 22}, [4]int{18, 40, 5, 5}, convOpt(2, 2, 1, 1, 1)}, false},
+	// as conv_transpose2d: sides 13 and 17 (≡ 1 mod 4) padded by 1
+	{directCase{[4]int{16, 16, 15, 19}, [4]int{16, 16, 5, 5}, convOpt(1, 1, 1, 1, 1)}, false},
 }
 
 // winoTol bounds the Winograd path's error relative to
@@ -121,6 +123,8 @@ func TestWinogradSkips(t *testing.T) {
 			{directCase{[4]int{16, 16, 5, 6}, [4]int{16, 16, 5, 5}, convOpt(0, 0, 1, 1, 1)}, false},
 			{directCase{[4]int{16, 16, 1, 2}, [4]int{16, 16, 5, 5}, convOpt(0, 0, 1, 1, 1)}, true},
 			{directCase{[4]int{16, 16, 8, 8}, [4]int{16, 16, 5, 5}, convOpt(5, 0, 1, 1, 1)}, true},
+			{directCase{[4]int{16, 16, 9, 12}, [4]int{16, 16, 5, 5}, convOpt(0, 1, 1, 1, 1)}, true},
+			{directCase{[4]int{16, 16, 12, 17}, [4]int{16, 16, 5, 5}, convOpt(1, 0, 1, 1, 1)}, true},
 		} {
 			xs := c.x
 			ws := c.w
@@ -176,6 +180,59 @@ func TestWinogradDeterministic(t *testing.T) {
 			for i := range par[k] {
 				if math.Float64bits(par[k][i]) != math.Float64bits(ser[k][i]) {
 					t.Fatalf("case %d op %d: [%d] parallel %v, serial %v", ci, k, i, par[k][i], ser[k][i])
+				}
+			}
+		}
+	}
+}
+
+// TestWinogradNonFinite puts one Inf, NaN or huge finite value into the
+// input or the weights of convolutions the Winograd path takes: a
+// transform mixes a whole tile, so the result must come from the direct
+// kernels, bit for bit the result with the path off (NaN and Inf only in
+// the outputs within the value's reach), for conv2d and conv_transpose2d.
+func TestWinogradNonFinite(t *testing.T) {
+	be := newTestBackend()
+	ws := [4]int{16, 16, 5, 5}
+	for _, transpose := range []bool{false, true} {
+		xs := [4]int{16, 16, 12, 12}
+		if transpose {
+			xs = [4]int{16, 16, 8, 8}
+		}
+		o := convOpt(0, 0, 1, 1, 1)
+		os := convShape(xs[:], ws[:], o, transpose)
+		if _, ok := useWinograd(xs, ws, os, unfold.GeomOf(5, 5, o), 1, transpose); !ok {
+			t.Fatalf("transpose=%v: Winograd path not taken for x %v", transpose, xs)
+		}
+		for _, bad := range []float64{math.Inf(1), math.Inf(-1), math.NaN(), 1e38, 3e37} {
+			for _, inW := range []bool{false, true} {
+				xv, wv := randVals(numel(xs[:]), 1), randVals(numel(ws[:]), 2)
+				if inW {
+					wv[2*25+12] = bad
+				} else {
+					xv[3*xs[2]*xs[3]+5*xs[3]+5] = bad
+				}
+				x, w := tensorOf(be, xv, xs[:], backend.F32), tensorOf(be, wv, ws[:], backend.F32)
+				run := func() []float64 {
+					if transpose {
+						return values(t, be, ir.ConvTranspose2d(be, x, w, o))
+					}
+					return values(t, be, ir.Conv2d(be, x, w, o))
+				}
+				got := run()
+				var want []float64
+				withWinograd(false, func() { want = run() })
+				finite := 0
+				for i := range want {
+					if !(got[i] == want[i] || math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+						t.Fatalf("transpose=%v, %v in the weights=%v: y[%d] = %v, want %v (path off)", transpose, bad, inW, i, got[i], want[i])
+					}
+					if !math.IsNaN(want[i]) && !math.IsInf(want[i], 0) {
+						finite++
+					}
+				}
+				if finite == 0 || finite == len(want) && (math.IsNaN(bad) || math.IsInf(bad, 0)) {
+					t.Fatalf("transpose=%v, %v in the weights=%v: %d of %d outputs finite", transpose, bad, inW, finite, len(want))
 				}
 			}
 		}

@@ -29,8 +29,9 @@
 //     at least 16 channels each way run as Winograd F(4×4, 5×5)
 //     convolutions instead (convwino*.go, internal/winograd: 64
 //     multiplications per 4×4 tile and channel pair instead of 400; their
-//     rounding error is larger, within 4e-6 of max(|y|, Σ|x·w|, 1) on the
-//     tested shapes; WinogradEnv switches them off). Other shapes and
+//     rounding error is larger, up to about 4e-6 of max(|y|, Σ|x·w|, 1)
+//     on random inputs; results holding Inf or NaN are computed again on
+//     the direct kernels; WinogradEnv switches them off). Other shapes and
 //     dtypes use im2col/col2im plus the GEMM, the images of a batch spread
 //     over the workers and small images batched side by side into one
 //     product.

@@ -23,11 +23,19 @@ import (
 )
 
 func main() {
-	// Ctrl-C cancels the command's context, so long work (training,
-	// serving) can stop cleanly and still save what it has.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C (or SIGTERM) cancels the command's context, so long work
+	// (training, serving) can stop cleanly and still save what it has; a
+	// second signal ends the process at once.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs)
+		cancel(signalError{s})
+	}()
 	err := newRootCmd().ExecuteContext(ctx)
-	stop()
+	signal.Stop(sigs)
 	code := exitCode(ctx, err)
 	if code == 1 {
 		// Errors of the ember package already start with "ember: ".
@@ -36,19 +44,54 @@ func main() {
 	os.Exit(code)
 }
 
-// exitCode is the process status for a command's error: 0 without one,
-// 130 (the shell's status for a process stopped by SIGINT) when the
-// command stopped because ctx was cancelled by Ctrl-C or SIGTERM (the
-// command has said what it saved; "context canceled" adds nothing), 1
-// for any other error.
+// signalError is the cause of the command context's cancellation: the
+// signal received.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string { return "received " + e.sig.String() }
+
+// exitCode is the process status for a command's error: 0 without one;
+// when the command stopped only because a signal cancelled ctx (it has
+// said what it saved, and "context canceled" adds nothing), the shell's
+// status for a process that signal ended, 128 + its number (130 for
+// Ctrl-C, 143 for SIGTERM); 1 for any other error, a cancellation joined
+// with another failure (a checkpoint that could not be written) included.
 func exitCode(ctx context.Context, err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return 130
+	case !onlyCancelled(ctx, err):
+		return 1
 	}
-	return 1
+	var se signalError
+	if errors.As(context.Cause(ctx), &se) {
+		if n, ok := se.sig.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+	}
+	return 130
+}
+
+// onlyCancelled reports whether err is ctx's cancellation and nothing
+// else: ctx is done, and every error err joins (errors.Join) is, or
+// wraps, ctx.Err() or its cause (context.Cause: the signal received).
+func onlyCancelled(ctx context.Context, err error) bool {
+	if ctx.Err() == nil || err == nil {
+		return false
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs := j.Unwrap()
+		for _, e := range errs {
+			if !onlyCancelled(ctx, e) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	}
+	if err == ctx.Err() || err == context.Cause(ctx) {
+		return true
+	}
+	return onlyCancelled(ctx, errors.Unwrap(err))
 }
 
 // deviceEnvError is an error about the device EMBER_DEVICE named: it says

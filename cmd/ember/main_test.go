@@ -385,3 +385,30 @@ func TestTrainResumeCLI(t *testing.T) {
 		t.Fatalf("--resume of a parameter file: %v", err)
 	}
 }
+
+// TestTrainScheduleFlagsOnResume checks that the schedule parameters a
+// resumed run takes from its checkpoint are not blamed when the run asks
+// for another schedule (the checkpoint mismatch is reported instead), and
+// that an explicit 0 (the schedule's default) is accepted with any
+// schedule.
+func TestTrainScheduleFlagsOnResume(t *testing.T) {
+	if _, err := data.FindMNIST(""); err != nil {
+		t.Skipf("MNIST files not found, skipping real training runs: %v", err)
+	}
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "s.ckpt")
+	if _, _, err := execute(t, "train", "--device", "cpu", "--limit", "64", "--batch", "32", "--schedule", "step",
+		"--gamma", "0.5", "--step-size", "3", "--checkpoint", ckpt); err != nil {
+		t.Fatal(err)
+	}
+	for _, sched := range []string{"cosine", "exponential"} {
+		_, _, err := execute(t, "train", "--resume", ckpt, "--schedule", sched, "--epochs", "2")
+		if err == nil || !strings.Contains(err.Error(), "schedule") || strings.Contains(err.Error(), "--gamma") || strings.Contains(err.Error(), "--step-size") {
+			t.Errorf("--resume with --schedule %s: %v, want the checkpoint's schedule mismatch", sched, err)
+		}
+	}
+	if _, _, err := execute(t, "train", "--device", "cpu", "--limit", "64", "--batch", "32", "--schedule", "cosine",
+		"--gamma", "0", "--step-size", "0"); err != nil {
+		t.Errorf("--gamma 0 --step-size 0 with cosine: %v", err)
+	}
+}

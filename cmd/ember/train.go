@@ -88,7 +88,9 @@ var runTrain = func(cfg TrainConfig) error {
 		ProgressOut:      cfg.ErrOut,
 	}
 	res, err := train.Run(ctx, tc)
-	if err != nil && !(ctx.Err() != nil && errors.Is(err, ctx.Err())) {
+	if err != nil && !onlyCancelled(ctx, err) {
+		// A failure, possibly joined with the interruption (a checkpoint
+		// that could not be written): nothing below holds.
 		return err
 	}
 	if err != nil && cfg.ErrOut != nil {

@@ -203,6 +203,9 @@ consecutive f16 steps skipped for overflowing gradients.`,
 			if err := cfg.validate(); err != nil {
 				return err
 			}
+			if err := cfg.checkScheduleFlags(cmd.Flags().Changed); err != nil {
+				return err
+			}
 			cfg.Context = cmd.Context()
 			cfg.Out = cmd.OutOrStdout()
 			cfg.ErrOut = cmd.ErrOrStderr()
@@ -353,22 +356,6 @@ func (c *TrainConfig) validate() error {
 			return fmt.Errorf("%s %v: want %s", n.flag, n.v, n.want)
 		}
 	}
-	// A schedule's parameter given with a schedule that does not read it
-	// would be ignored silently; refuse it instead.
-	for _, u := range []struct {
-		flag      string
-		set       bool
-		schedules []string
-	}{
-		{"--gamma", c.Gamma != 0, []string{"step", "exponential"}},
-		{"--step-size", c.StepSize != 0, []string{"step"}},
-		{"--lr-min", c.MinLR != 0, []string{"cosine", "linear"}},
-	} {
-		if u.set && !contains(u.schedules, c.Schedule) {
-			return fmt.Errorf("%s: only the %s schedule%s use%s it, not --schedule %s", u.flag,
-				strings.Join(u.schedules, " and "), plural(len(u.schedules)), singular(len(u.schedules)), c.Schedule)
-		}
-	}
 	if math.IsNaN(c.DivergenceFactor) || math.IsInf(c.DivergenceFactor, 0) || c.DivergenceFactor > 0 && c.DivergenceFactor <= 1 {
 		return fmt.Errorf("--divergence-factor %v: want a number > 1, or negative to stop only on NaN or infinite losses", c.DivergenceFactor)
 	}
@@ -396,6 +383,29 @@ func (c *TrainConfig) validate() error {
 	if c.DataDir != "" {
 		if st, err := os.Stat(c.DataDir); err != nil || !st.IsDir() {
 			return fmt.Errorf("--data %q: not a directory", c.DataDir)
+		}
+	}
+	return nil
+}
+
+// checkScheduleFlags refuses a schedule's parameter given (changed, and
+// not 0, the "default" value) with a schedule that does not read it, which would otherwise be ignored
+// silently. Values a resumed run took from its checkpoint are not
+// checked: a run that differs from its checkpoint is refused for the
+// setting that differs.
+func (c *TrainConfig) checkScheduleFlags(changed func(string) bool) error {
+	for _, u := range []struct {
+		flag      string
+		set       bool
+		schedules []string
+	}{
+		{"gamma", c.Gamma != 0, []string{"step", "exponential"}},
+		{"step-size", c.StepSize != 0, []string{"step"}},
+		{"lr-min", c.MinLR != 0, []string{"cosine", "linear"}},
+	} {
+		if u.set && changed(u.flag) && !contains(u.schedules, c.Schedule) {
+			return fmt.Errorf("--%s: only the %s schedule%s use%s it, not --schedule %s", u.flag,
+				strings.Join(u.schedules, " and "), plural(len(u.schedules)), singular(len(u.schedules)), c.Schedule)
 		}
 	}
 	return nil

@@ -8,11 +8,11 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/atomicfile"
 )
 
 // ErrMismatch is wrapped by the load functions' errors when a file or map
@@ -114,42 +114,25 @@ func SaveTensors(w io.Writer, tensors map[string]*ember.Tensor, metadata map[str
 	return WriteSafetensors(w, data, metadata)
 }
 
-// writeFileAtomic writes the file at path through write: to a temporary
-// file in the same directory (mode 0644), renamed into place once write
-// and the flush succeed, so that readers never see a partial file and a
+// writeFileAtomic writes the file at path through write with
+// atomicfile.Write, so that readers never see a partial file and a
 // failure leaves any previous file intact. Errors name the path.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	err := atomicfile.Write(path, write)
+	var ce *atomicfile.CreateError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
 		// Name the file asked for, not the temporary one.
+		err = ce.Err
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
 		return fmt.Errorf("nn: save %s: %w", path, err)
 	}
-	tmp := f.Name()
-	// CreateTemp makes the file 0600; a checkpoint is an ordinary data
-	// file, readable like one written by os.Create.
-	err = f.Chmod(0o644)
-	w := bufio.NewWriter(f)
-	if err == nil {
-		err = write(w)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return &pathError{"nn: save " + path + ": ", []string{"nn: save: ", "nn: "}, err}
-	}
-	return nil
+	return &pathError{"nn: save " + path + ": ", []string{"nn: save: ", "nn: "}, err}
 }
 
 // Load reads a safetensors file written by Save (or by PyTorch for the

@@ -10,12 +10,12 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/emberml/ember"
+	"github.com/emberml/ember/internal/atomicfile"
 	"github.com/emberml/ember/nn"
 	"github.com/emberml/ember/optim"
 )
@@ -387,30 +387,15 @@ func noDuplicateKeys(dec *json.Decoder) error {
 // leaves the previous checkpoint intact. Errors are WriteCheckpoint's and
 // the file system's, naming the path.
 func SaveCheckpoint(path string, c *Checkpoint) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("train: saving checkpoint: %w", err)
+	err := atomicfile.Write(path, func(w io.Writer) error { return WriteCheckpoint(w, c) })
+	var ce *atomicfile.CreateError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return fmt.Errorf("train: saving checkpoint: %w", ce.Err)
 	}
-	tmp := f.Name()
-	err = f.Chmod(0o644)
-	w := bufio.NewWriter(f)
-	if err == nil {
-		err = WriteCheckpoint(w, c)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return &checkpointPathError{verb: "saving checkpoint", path: path, err: err}
-	}
-	return nil
+	return &checkpointPathError{verb: "saving checkpoint", path: path, err: err}
 }
 
 // LoadCheckpoint reads the checkpoint file at path (ReadCheckpoint).

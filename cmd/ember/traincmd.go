@@ -398,32 +398,17 @@ func (c *TrainConfig) checkScheduleFlags(changed func(string) bool) error {
 		flag      string
 		set       bool
 		schedules []string
+		users     string
 	}{
-		{"gamma", c.Gamma != 0, []string{"step", "exponential"}},
-		{"step-size", c.StepSize != 0, []string{"step"}},
-		{"lr-min", c.MinLR != 0, []string{"cosine", "linear"}},
+		{"gamma", c.Gamma != 0, []string{"step", "exponential"}, "the step and exponential schedules use"},
+		{"step-size", c.StepSize != 0, []string{"step"}, "the step schedule uses"},
+		{"lr-min", c.MinLR != 0, []string{"cosine", "linear"}, "the cosine and linear schedules use"},
 	} {
 		if u.set && changed(u.flag) && !contains(u.schedules, c.Schedule) {
-			return fmt.Errorf("--%s: only the %s schedule%s use%s it, not --schedule %s", u.flag,
-				strings.Join(u.schedules, " and "), plural(len(u.schedules)), singular(len(u.schedules)), c.Schedule)
+			return fmt.Errorf("--%s: only %s it, not --schedule %s", u.flag, u.users, c.Schedule)
 		}
 	}
 	return nil
-}
-
-// plural is "s" for n != 1; singular is "s" for n == 1 (a verb's ending).
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func singular(n int) string {
-	if n == 1 {
-		return "s"
-	}
-	return ""
 }
 
 func contains(list []string, s string) bool {

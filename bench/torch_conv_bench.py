@@ -24,9 +24,9 @@ of ITERS calls and the process CPU seconds per call (all threads, the two
 warm-up calls included), so that a peer process can interleave its own
 timings with PyTorch's (backend/cpu's BenchmarkConvVersusTorch does).
 """
-import json, statistics, sys, time
-
 import torch
+
+import torch_peer
 
 LAYERS = {
     "conv1": ((64, 1, 28, 28), (32, 1, 5, 5)),
@@ -52,70 +52,5 @@ def ops():
     return res
 
 
-def timed(f, iters):
-    f()
-    f()
-    ts = []
-    for _ in range(iters):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
-
-
-def serve():
-    default = torch.get_num_threads()
-    cases = ops()
-    print("ready", default, flush=True)
-    with torch.no_grad():
-        for line in sys.stdin:
-            parts = line.split()
-            if not parts or parts[0] == "quit":
-                break
-            op, n, iters = parts[0], int(parts[1]), int(parts[2])
-            torch.set_num_threads(n if n > 0 else default)
-            c0 = time.process_time()
-            wall = timed(cases[op], iters)
-            cpu = (time.process_time() - c0) / (iters + 2)
-            print(wall, cpu, flush=True)
-
-
-def main():
-    args = sys.argv[1:]
-    if "--serve" in args:
-        serve()
-        return
-    rounds, iters = 7, 20
-    if "--rounds" in args:
-        rounds = int(args[args.index("--rounds") + 1])
-    if "--iters" in args:
-        iters = int(args[args.index("--iters") + 1])
-    as_json = "--json" in args
-    default = torch.get_num_threads()
-    settings = [("1", 1), ("2", 2), (f"default({default})", default)]
-    cases = ops()
-    res = {}
-    with torch.no_grad():
-        for _ in range(rounds):
-            for label, n in settings:
-                torch.set_num_threads(n)
-                for name, f in cases.items():
-                    res.setdefault((name, label), []).append(timed(f, iters))
-    torch.set_num_threads(default)
-    for name in cases:
-        best = None
-        for label, _ in settings:
-            ms = statistics.median(res[(name, label)]) * 1e3
-            best = ms if best is None else min(best, ms)
-            if as_json:
-                print(json.dumps({"op": name, "threads": label, "ms": round(ms, 4)}))
-            else:
-                print(f"{name:12s} threads={label:11s} {ms:8.3f} ms")
-        if as_json:
-            print(json.dumps({"op": name, "threads": "best", "ms": round(best, 4)}))
-        else:
-            print(f"{name:12s} threads=best        {best:8.3f} ms")
-
-
 if __name__ == "__main__":
-    main()
+    torch_peer.main(ops, 12, with_cpu=True)

@@ -11,7 +11,7 @@ the kernels PyTorch's autograd runs for conv2d (oneDNN where PyTorch picks
 it). Op names: conv1_fwd, conv1_dgrad, conv1_wgrad, conv2_fwd, conv2_dgrad,
 conv2_wgrad. Thread settings 1, 2 and PyTorch's default are interleaved
 round by round; each figure is the median over rounds of a per-round median
-of --iters calls after two warm-up calls.
+of --iters calls after 100 ms of warm-up calls.
 
 Usage: python3 bench/torch_conv_bench.py [--rounds R] [--iters I] [--json]
 Prints one line per op and thread setting (milliseconds), and with --json
@@ -20,7 +20,7 @@ one JSON object per line instead.
        python3 bench/torch_conv_bench.py --serve
 Reads requests "OP THREADS ITERS" (THREADS 0: PyTorch's default) from
 stdin, one per line, and answers each on one line with the median seconds
-of ITERS calls and the process CPU seconds per call (all threads, the two
+of ITERS calls and the process CPU seconds per call (all threads, the
 warm-up calls included), so that a peer process can interleave its own
 timings with PyTorch's (backend/cpu's BenchmarkConvVersusTorch does).
 """

@@ -7,7 +7,7 @@ aten._log_softmax_backward_data, aten.native_layer_norm_backward for the
 input gradient), at 1 and 2 threads and PyTorch's default thread count.
 
 Thread settings are interleaved round by round; each figure is the median
-over rounds of a per-round median of --iters calls after a warm-up.
+over rounds of a per-round median of --iters calls after 100 ms of warm-up calls.
 
 Usage: python3 bench/torch_norm_bench.py [--rounds R] [--iters I] [--json]
 Prints one line per op and thread setting (milliseconds), and with --json

@@ -6,16 +6,24 @@ import json, statistics, sys, time
 import torch
 
 
+WARMUP = 0.1
+
+
 def timed(f, iters):
-    """The median seconds of iters calls of f, after two warm-up calls."""
-    f()
-    f()
+    """The median seconds of iters calls of f and the number of calls made,
+    after WARMUP seconds of warm-up calls (at least two): the Go side's
+    benchTimed warms up for as long (backend/cpu/softmax_bench_test.go)."""
+    calls = 0
+    t0 = time.perf_counter()
+    while calls < 2 or time.perf_counter() - t0 < WARMUP:
+        f()
+        calls += 1
     ts = []
     for _ in range(iters):
         t0 = time.perf_counter()
         f()
         ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+    return statistics.median(ts), calls + iters
 
 
 def serve(ops, with_cpu):
@@ -34,9 +42,9 @@ def serve(ops, with_cpu):
             op, n, iters = parts[0], int(parts[1]), int(parts[2])
             torch.set_num_threads(n if n > 0 else default)
             c0 = time.process_time()
-            wall = timed(cases[op], iters)
+            wall, calls = timed(cases[op], iters)
             if with_cpu:
-                print(wall, (time.process_time() - c0) / (iters + 2), flush=True)
+                print(wall, (time.process_time() - c0) / calls, flush=True)
             else:
                 print(wall, flush=True)
 
@@ -65,7 +73,7 @@ def main(ops, width, with_cpu=False):
             for label, n in settings:
                 torch.set_num_threads(n)
                 for name, f in cases.items():
-                    res.setdefault((name, label), []).append(timed(f, iters))
+                    res.setdefault((name, label), []).append(timed(f, iters)[0])
     torch.set_num_threads(default)
     for name in cases:
         best = None

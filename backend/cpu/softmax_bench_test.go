@@ -160,18 +160,52 @@ func kernelOnly(be *Backend, op ir.Op) func() {
 // normVsIters is the number of calls each side times per round.
 const normVsIters = 15
 
-// medianSeconds is the median time of iters calls of f, after two
-// warm-up calls.
-func benchMedianSeconds(iters int, f func()) float64 {
-	f()
-	f()
+// benchWarmup is how long benchTimed calls f before timing it. After an
+// idle gap of 200 ms or more (a peer's turn), this 2-vCPU machine runs a
+// two-worker kernel at one worker's speed for 30–50 ms (bench/NOTES.md,
+// "half-speed phases"), which two warm-up calls left inside the median;
+// bench/torch_peer.py's timed warms up for as long.
+const benchWarmup = 100 * time.Millisecond
+
+// benchRun is what benchTimed measured.
+type benchRun struct {
+	median float64 // seconds, of the timed calls
+	calls  int     // calls made, warm-up included
+	slow   int     // timed calls longer than benchSlow times the fastest
+}
+
+// benchSlow is the ratio to the fastest timed call above which benchTimed
+// counts a call as slow (a call at one worker's speed takes about twice
+// as long).
+const benchSlow = 1.6
+
+// benchTimed calls f for benchWarmup (at least twice), then times iters
+// calls.
+func benchTimed(iters int, f func()) benchRun {
+	var r benchRun
+	for t0 := time.Now(); r.calls < 2 || time.Since(t0) < benchWarmup; r.calls++ {
+		f()
+	}
 	ts := make([]float64, iters)
 	for i := range ts {
 		t0 := time.Now()
 		f()
 		ts[i] = time.Since(t0).Seconds()
 	}
-	return benchMedian(ts)
+	r.calls += iters
+	r.median = benchMedian(ts)
+	fastest := slices.Min(ts)
+	for _, t := range ts {
+		if t > benchSlow*fastest {
+			r.slow++
+		}
+	}
+	return r
+}
+
+// benchMedianSeconds is benchTimed's median.
+func benchMedianSeconds(iters int, f func()) float64 {
+	return benchTimed(iters, f).median
 }
 
 func benchMedian(v []float64) float64 {

@@ -34,10 +34,13 @@ func CrossEntropy(logits, targets *ember.Tensor) *ember.Tensor {
 
 // MSE returns the mean squared error mean((pred − target)²) over all
 // elements as a rank-0 tensor (PyTorch's mse_loss with reduction="mean").
-// target broadcasts against pred. It panics with an *ember.Error when the
-// shapes do not broadcast or the tensors are empty.
+// target broadcasts to pred's shape. It panics with an *ember.Error when
+// it does not (target [B] against pred [B, 1] would compare every
+// prediction with every target; PyTorch warns, this refuses) or the
+// tensors are empty.
 func MSE(pred, target *ember.Tensor) *ember.Tensor {
 	need("mse", []string{"pred", "target"}, pred, target)
+	fitsPred("mse", pred, target)
 	d := autocastF32(pred, target).Sub(autocastF32(target, pred))
 	if d.NumElements() == 0 {
 		fail("mse", pred, "needs at least one element")

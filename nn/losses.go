@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -312,21 +313,41 @@ func autocastF32(x *ember.Tensor, peers ...*ember.Tensor) *ember.Tensor {
 	return x
 }
 
-// pair checks a regression loss's operands: float tensors whose shapes
-// broadcast; it returns pred − target (in F32 under autocast).
+// pair checks a regression loss's operands: float tensors, target
+// broadcasting to pred's shape (fitsPred); it returns pred − target (in F32 under autocast).
 func pair(op string, pred, target *ember.Tensor) *ember.Tensor {
 	need(op, []string{"pred", "target"}, pred, target)
 	if !pred.DType().IsFloat() || !target.DType().IsFloat() {
 		fail(op, pred, "needs float tensors")
 	}
+	fitsPred(op, pred, target)
 	pred = autocastF32(pred, target)
 	return pred.Sub(target.Cast(pred.DType()))
 }
 
+// fitsPred panics with an *ember.Error naming op when target does not
+// broadcast to pred's shape: a target that would grow the result, such as
+// target [B] against pred [B, 1] (a [B, B] difference of every prediction
+// with every target), is the classic mistake PyTorch's losses warn of;
+// here it is refused.
+func fitsPred(op string, pred, target *ember.Tensor) {
+	ps, ts := pred.Shape(), target.Shape()
+	ok := len(ts) <= len(ps)
+	for i := 1; ok && i <= len(ts); i++ {
+		t, p := ts[len(ts)-i], ps[len(ps)-i]
+		ok = t == p || t == 1
+	}
+	if !ok {
+		panic(&ember.Error{Op: op, Operands: []string{describe("pred", pred), describe("target", target)},
+			Msg: fmt.Sprintf("target %v does not broadcast to pred's shape %v: the loss compares element by element (reshape target to %v)", ts, ps, ps)})
+	}
+}
+
 // MSEWith is the squared error (pred − target)² with a reduction
-// (PyTorch's mse_loss); target broadcasts against pred; ReductionNone
-// returns the broadcast shape. It panics with an *ember.Error for non-float
-// tensors or shapes that do not broadcast.
+// (PyTorch's mse_loss); target broadcasts to pred's shape, which
+// ReductionNone returns. It panics with an *ember.Error for non-float
+// tensors or a target that does not broadcast to pred's shape (PyTorch
+// warns of one that grows the result; see MSE).
 func MSEWith(pred, target *ember.Tensor, r Reduction) *ember.Tensor {
 	d := pair("mse", pred, target)
 	return reduce("mse", d.Mul(d), r)

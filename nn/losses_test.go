@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -275,6 +276,20 @@ func TestRegressionLosses(t *testing.T) {
 	assertClose(t, "MSE = MSEWith mean", []float64{MSE(pt, tt).Item()}, []float64{MSEWith(pt, tt, ReductionMean).Item()}, 1e-15)
 	if err := ember.Try(func() { Huber(pt, tt, 0, ReductionMean) }); err == nil {
 		t.Error("huber with delta 0: no error")
+	}
+	// A target that would grow the result is refused, naming both shapes:
+	// target [3] against pred [3, 1] would make a [3, 3] difference.
+	col := f64(p[:3], []int{3, 1}, dev)
+	row := f64(tg[:3], []int{3}, dev)
+	all := map[string]func(a, b *ember.Tensor, r Reduction) *ember.Tensor{
+		"mse_plain": func(a, b *ember.Tensor, _ Reduction) *ember.Tensor { return MSE(a, b) }}
+	maps.Copy(all, fns)
+	for name, f := range all {
+		op := strings.TrimSuffix(name, "_plain")
+		wantNNError(t, name+"(pred [3 1], target [3])", op, func() { f(col, row, ReductionMean) },
+			"target [3] does not broadcast to pred's shape [3 1]", "pred [3 1]")
+		wantNNError(t, name+"(pred [4], target [3 4])", op, func() { f(f64(p[:4], []int{4}, dev), pt, ReductionMean) },
+			"target [3 4] does not broadcast to pred's shape [4]")
 	}
 }
 

@@ -543,7 +543,8 @@ func TestTrainerErrors(t *testing.T) {
 		"prefetch":       {&Trainer{Model: lin(), Prefetch: -5}, ds, "Prefetch"},
 		"nil dataset":    {&Trainer{Model: lin()}, nil, "nil dataset"},
 		"mode":           {&Trainer{Model: lin(), EarlyStopping: &EarlyStopping{Mode: 9}}, ds, "Mode"},
-		"metric shape 2": {&Trainer{Model: lin(), Metrics: []Metric{MSE()}}, data.Dataset(mustDS(t)), "shapes differ"},
+		"metric shape 2": {&Trainer{Model: lin(), Metrics: []Metric{MSE()}, Loss: flatMSE}, data.Dataset(mustDS(t)), "shapes differ"},
+		"loss shape":     {&Trainer{Model: lin()}, data.Dataset(mustDS(t)), "target [2] does not broadcast to pred's shape [2 1]"},
 		"bad schema":     {&Trainer{Model: lin()}, badSchema{ds}, "schema"},
 	}
 	for name, c := range cases {
@@ -553,6 +554,9 @@ func TestTrainerErrors(t *testing.T) {
 		}
 	}
 }
+
+// flatMSE is nn.MSE of predictions [B, 1] reshaped to targets [B].
+func flatMSE(p, y *ember.Tensor) *ember.Tensor { return nn.MSE(p.Reshape(p.Dim(0)), y) }
 
 // badSchema claims an invalid feature dtype.
 type badSchema struct{ data.Dataset }

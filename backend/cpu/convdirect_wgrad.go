@@ -17,7 +17,18 @@ func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvO
 	if !ok1 || !ok2 || len(x.Shape) != 4 || len(gy.Shape) != 4 || numel(shape) == 0 {
 		return nil
 	}
-	p := newWgradPlan([4]int(x.Shape), ws, [4]int(gy.Shape), unfold.GeomOf(ws[2], ws[3], o), o.Groups)
+	xs, gs, g := [4]int(x.Shape), [4]int(gy.Shape), unfold.GeomOf(ws[2], ws[3], o)
+	if wp, ok := useWinogradWgrad(xs, ws, gs, g, o.Groups); ok {
+		out := be.f32(numel(shape))
+		wp.run(dense(x, be.f32), dense(gy, be.f32), out)
+		if winoFinite(out) {
+			return wrap(dt, shape, out)
+		}
+		// As for the Winograd conv2d (Backend.directConv): an Inf or NaN
+		// input, or an overflow inside the transforms, spoils whole
+		// tiles; the direct kernels compute the result again.
+	}
+	p := newWgradPlan(xs, ws, gs, g, o.Groups)
 	if p == nil {
 		return nil
 	}
@@ -154,17 +165,7 @@ func (p *wgradPlan) run(x, gy, out []float32) {
 		p.finishPixels(sum, out)
 		return
 	}
-	for gr := range p.groups {
-		for co := range p.opg {
-			for ci := range p.ipg {
-				dst := out[((gr*p.opg+co)*p.ipg+ci)*taps:][:taps]
-				src := sum[(gr*taps*p.opg+co)*p.ldx+ci:]
-				for t := range dst {
-					dst[t] = src[t*p.opg*p.ldx]
-				}
-			}
-		}
-	}
+	tapMajorToOut(sum, out, p.groups, p.opg, p.ipg, p.ldx, taps)
 }
 
 // segment accumulates the partial gradient of images seg into part

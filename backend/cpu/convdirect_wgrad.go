@@ -165,7 +165,7 @@ func (p *wgradPlan) run(x, gy, out []float32) {
 		p.finishPixels(sum, out)
 		return
 	}
-	tapMajorToOut(sum, out, p.groups, p.opg, p.ipg, p.ldx, taps)
+	tapMajorToOut(sum, out, p.groups, p.opg, p.ipg, p.ldx, taps, p.opg*p.ldx)
 }
 
 // segment accumulates the partial gradient of images seg into part

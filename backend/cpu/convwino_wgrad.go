@@ -51,7 +51,7 @@ type winoWgrad struct {
 	chunk                              int // images per chunk, at most
 	segs                               []span
 	vstride, ustride, mstride          int // ξ strides of V, U (a full chunk) and M
-	partLen                            int // one partial gradient [tap][co][ldx]
+	partLen                            int // one partial gradient [tap][co][ldx], taps tapStride apart
 }
 
 // winoWgradMinDepth is the fewest tiles (images × tiles of an image) the
@@ -105,7 +105,7 @@ func useWinogradWgrad(xs, ws, gs [4]int, g unfold.Geom, groups int) (*winoWgrad,
 	K := p.chunk * tiles
 	p.vstride, p.ustride = K*p.ldx+L, K*p.ldg+L
 	p.mstride = p.cout*p.ldx + L
-	p.partLen = winograd.R * winograd.R * p.cout * p.ldx
+	p.partLen = winograd.R * winograd.R * p.tapStride()
 	if !fitsInt32(p.n*p.cin*p.h*p.w, p.n*p.cout*p.ho*p.wo, (p.h*p.w+1)*p.chunk*p.ldx, (p.ho*p.wo+1)*p.chunk*p.ldg,
 		winograd.Points*p.vstride, winograd.Points*p.ustride, winograd.Points*p.mstride, p.partLen) {
 		return nil, false
@@ -138,8 +138,13 @@ func (p *winoWgrad) run(x, gy, out []float32) {
 	for _, q := range parts[1:] {
 		addF32(sum, sum, q, len(sum))
 	}
-	tapMajorToOut(sum, out, 1, p.cout, p.cin, p.ldx, winograd.R*winograd.R)
+	tapMajorToOut(sum, out, 1, p.cout, p.cin, p.ldx, winograd.R*winograd.R, p.tapStride())
 }
+
+// tapStride is the distance between the taps of a partial gradient: a
+// vector more than cout·ldx, so that WeightGrad's 25 stores of an item do
+// not fall on the same 4 KiB offset.
+func (p *winoWgrad) tapStride() int { return p.cout*p.ldx + p.lanes }
 
 // segment computes the partial gradient of images seg into part
 // [tap][co][ldx].
@@ -225,17 +230,17 @@ func (p *winoWgrad) segment(x, gy []float32, seg span, part []float32) {
 	}
 	var woff [winograd.R * winograd.R]int32
 	for k := range woff {
-		woff[k] = int32(k * p.cout * p.ldx)
+		woff[k] = int32(k * p.tapStride())
 	}
 	p.set.WeightGrad(p.cout*p.ldx/L, m, L, p.mstride, part, L, &woff, &tmp)
 }
 
-// tapMajorToOut permutes a weight gradient sum [group][tap][co][ldx] into
-// out [group·opg + co][ci][tap].
-func tapMajorToOut(sum, out []float32, groups, opg, ipg, ldx, taps int) {
+// tapMajorToOut permutes a weight gradient sum [group][tap][co][ldx]
+// (taps tstride apart, groups taps·tstride) into out [group·opg + co][ci][tap].
+func tapMajorToOut(sum, out []float32, groups, opg, ipg, ldx, taps, tstride int) {
 	for gr := range groups {
 		for co := range opg {
-			transposeTo(out[(gr*opg+co)*ipg*taps:], taps, sum[(gr*taps*opg+co)*ldx:], opg*ldx, taps, ipg)
+			transposeTo(out[(gr*opg+co)*ipg*taps:], taps, sum[gr*taps*tstride+co*ldx:], tstride, taps, ipg)
 		}
 	}
 }

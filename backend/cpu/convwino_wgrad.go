@@ -100,8 +100,6 @@ func useWinogradWgrad(xs, ws, gs [4]int, g unfold.Geom, groups int) (*winoWgrad,
 		segMax = max(segMax, sg.n)
 	}
 	p.chunk = max(1, min(segMax, winoWgradChunkBytes/(4*perImage)))
-	chunks := (segMax + p.chunk - 1) / p.chunk
-	p.chunk = (segMax + chunks - 1) / chunks // chunks of (about) equal size
 	K := p.chunk * tiles
 	p.vstride, p.ustride = K*p.ldx+L, K*p.ldg+L
 	p.mstride = p.cout*p.ldx + L
@@ -180,8 +178,8 @@ func (p *winoWgrad) segment(x, gy []float32, seg span, part []float32) {
 	var xoff [P]int32
 	var goff [Mt * Mt]int32
 	var tmp winograd.Tmp
-	for c0 := seg.lo; c0 < seg.lo+seg.n; c0 += p.chunk {
-		nb := min(p.chunk, seg.lo+seg.n-c0)
+	for _, ch := range spans(seg.n, p.chunk) { // chunks of (about) equal size
+		c0, nb := seg.lo+ch.lo, ch.n
 		for i := range nb {
 			transposeTo(xt[i*p.ldx:], xstep, x[(c0+i)*p.cin*hw:], hw, p.cin, hw)
 			transposeTo(gt[i*p.ldg:], gstep, gy[(c0+i)*p.cout*ohw:], ohw, p.cout, ohw)

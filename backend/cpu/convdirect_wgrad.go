@@ -9,8 +9,8 @@ import (
 )
 
 // directWeightGrad runs the weight gradient of the float32 host tensors xt
-// and gt on the direct path when its shapes allow, returning nil
-// otherwise.
+// and gt on the Winograd path (useWinogradWgrad, convwino_wgrad.go) or the
+// direct path when their shapes allow, returning nil otherwise.
 func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvOptions, dt ir.DType, shape []int) ir.Tensor {
 	x, ok1 := view[float32](xt)
 	gy, ok2 := view[float32](gt)
@@ -37,7 +37,10 @@ func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvO
 	return wrap(dt, shape, out)
 }
 
-// The direct float32 weight gradient of conv2d (unit stride), tap by tap:
+// The direct float32 weight gradient of conv2d (unit stride; 5×5 kernels
+// with enough channels and tiles take the Winograd path of
+// convwino_wgrad.go first, unless WinogradEnv turns it off or its result
+// is not finite), tap by tap:
 //
 //	gw[co, ci, ky, kx] = Σ_{n,oh,ow} g[n, co, oh, ow] · xp[n, ci, oh+ky·dh, ow+kx·dw]
 //

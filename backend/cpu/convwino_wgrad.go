@@ -37,7 +37,10 @@ import (
 // and at the end of the segment, WeightGrad (Gᵀ·M·G) turns M into its
 // partial gradient [tap][co][ldx], the direct path's layout. The partial
 // gradients are added in segment order, so the result does not depend on
-// the worker count or scheduling.
+// the worker count or scheduling. As for the Winograd convolutions, a
+// result that is not finite (or too large to square in float32) is
+// computed again by the direct kernels (winoFinite). Rounding: see
+// convwino.go.
 
 // winoWgrad is a Winograd weight gradient being planned or run: x [n, cin,
 // h, w], g [n, cout, ho, wo] with 5×5 kernels, unit stride and padding
@@ -68,9 +71,11 @@ const winoWgradChunkBytes = 768 << 10
 // with input xs, weights ws and output gradient gs under g, and whether
 // the Winograd path runs it: float32 transform and tile kernels, 5×5
 // kernels, unit stride and dilation, one group, padding of at most
-// winoMaxPad, at least winoMinChannels input and output channels, 4×4
-// output tiles at least half filled, and buffers that int32 offsets
-// address.
+// winoMaxPad and output sides of at least 4 times the padding, at least
+// winoMinChannels input and output channels (a first layer on images of
+// few channels keeps the direct kernels), 4×4 output tiles at least half
+// filled, at least winoWgradMinDepth tiles over the batch (see the
+// rounding note in convwino.go), and buffers that int32 offsets address.
 func useWinogradWgrad(xs, ws, gs [4]int, g unfold.Geom, groups int) (*winoWgrad, bool) {
 	s := winogradSet()
 	if s == nil || g.Kh != winograd.R || g.Kw != winograd.R || g.Sh != 1 || g.Sw != 1 || g.Dh != 1 || g.Dw != 1 ||

@@ -73,7 +73,7 @@ import (
 // takes at least 32 tiles of depth (5.6e-6 measured at 16 to 31, 1.9e-5
 // with a single tile) and output sides of at least 4 times the padding.
 // Weights whose terms cancel (|gw| far below Σ|x·g|) see correspondingly
-// larger errors relative to |gw|: about 10 to 20 times the direct
+// larger errors relative to |gw|: about 5 to 30 times the direct
 // kernels', a few 1e-4 of |gw| for weights 500 times smaller than their
 // Σ|x·g|. WinogradEnv turns every Winograd path off.
 

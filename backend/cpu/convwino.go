@@ -75,21 +75,36 @@ import (
 // Weights whose terms cancel (|gw| far below Σ|x·g|) see correspondingly
 // larger errors relative to |gw|: about 5 to 30 times the direct
 // kernels', a few 1e-4 of |gw| for weights 500 times smaller than their
-// Σ|x·g|. WinogradEnv turns every Winograd path off.
+// Σ|x·g|; so the weight gradient's path is off unless WinogradEnv is
+// "all", and WinogradEnv "0" turns every Winograd path off.
 
-// WinogradEnv names the environment variable that, set to "0" (or "off",
-// "false") when the process starts, keeps float32 5×5 convolutions and
-// their weight gradients on the direct kernels instead of the Winograd
-// paths, for results within the direct kernels' smaller rounding error.
+// WinogradEnv names the environment variable that chooses, when the
+// process starts, which float32 5×5 convolution kernels run on the
+// Winograd paths:
+//
+//   - unset (or "1", "on"): conv2d and conv_transpose2d (the forward and
+//     the input gradient), whose error stays within the numerical
+//     tables' tolerance of each output;
+//   - "all": also conv2d's weight gradient (about twice as fast on the
+//     MNIST CNN's second layer; bench/NOTES.md), whose error of a few 1e-6
+//     of Σ|x·g| per weight is, for weights whose terms cancel, up to about
+//     1e-3 of their value: TF32-class gradients, as PyTorch's
+//     allow_tf32 trades on the GPU;
+//   - "0", "off" or "false": none, for results within the direct
+//     kernels' smaller rounding error.
 const WinogradEnv = "EMBER_CPU_WINOGRAD"
 
-// winogradOn enables the Winograd path (WinogradEnv; tests switch it).
-var winogradOn = func() bool {
+// winogradOn enables the Winograd conv2d and conv_transpose2d, and
+// winoWgradOn (with winogradOn) the Winograd weight gradient (WinogradEnv;
+// tests switch them).
+var winogradOn, winoWgradOn = func() (bool, bool) {
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(WinogradEnv))) {
 	case "0", "off", "false":
-		return false
+		return false, false
+	case "all":
+		return true, true
 	}
-	return true
+	return true, false
 }()
 
 // winoMinChannels is the fewest input and output channels the Winograd

@@ -69,8 +69,8 @@ const winoWgradChunkBytes = 768 << 10
 
 // useWinogradWgrad returns the plan of the weight gradient of a conv2d
 // with input xs, weights ws and output gradient gs under g, and whether
-// the Winograd path runs it: float32 transform and tile kernels, 5×5
-// kernels, unit stride and dilation, one group, padding of at most
+// the Winograd path runs it: WinogradEnv "all" (winoWgradOn), float32
+// transform and tile kernels, 5×5 kernels, unit stride and dilation, one group, padding of at most
 // winoMaxPad and output sides of at least 4 times the padding, at least
 // winoMinChannels input and output channels (a first layer on images of
 // few channels keeps the direct kernels), 4×4 output tiles at least half
@@ -78,7 +78,7 @@ const winoWgradChunkBytes = 768 << 10
 // rounding note in convwino.go), and buffers that int32 offsets address.
 func useWinogradWgrad(xs, ws, gs [4]int, g unfold.Geom, groups int) (*winoWgrad, bool) {
 	s := winogradSet()
-	if s == nil || g.Kh != winograd.R || g.Kw != winograd.R || g.Sh != 1 || g.Sw != 1 || g.Dh != 1 || g.Dw != 1 ||
+	if s == nil || !winoWgradOn || g.Kh != winograd.R || g.Kw != winograd.R || g.Sh != 1 || g.Sw != 1 || g.Dh != 1 || g.Dw != 1 ||
 		groups != 1 || g.Ph < 0 || g.Pw < 0 || g.Ph > winoMaxPad || g.Pw > winoMaxPad {
 		return nil, false
 	}

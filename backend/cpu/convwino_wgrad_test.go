@@ -51,11 +51,20 @@ var winoWgradCases = []winoWgradCase{
 	{32, 16, 16, 4, 4, 1, 1},
 }
 
+// withWinogradWgrad turns the Winograd weight gradient on (WinogradEnv
+// "all") for the rest of t.
+func withWinogradWgrad(t *testing.T) {
+	prev := winoWgradOn
+	winoWgradOn = true
+	t.Cleanup(func() { winoWgradOn = prev })
+}
+
 // TestWinogradWeightGradAgainstReference runs the Winograd weight
 // gradient on every kernel set against the float64 loop of
 // refWeightGrad on random non-zero inputs, asserting that the path is
 // taken and every weight within winoWgradTol of max(|gw|, Σ|x·g|, 1).
 func TestWinogradWeightGradAgainstReference(t *testing.T) {
+	withWinogradWgrad(t)
 	be := newTestBackend()
 	for _, set := range tileKernelSets() {
 		withTileKernel(t, set, func() {
@@ -91,8 +100,10 @@ func TestWinogradWeightGradAgainstReference(t *testing.T) {
 // direct path: one input channel (a first layer), a 3×3 kernel, stride 2,
 // dilation 2, groups, padding 3, 15 input or output channels, mostly
 // empty tiles, fewer than winoWgradMinDepth tiles, an output side below 4
-// times the padding, and the path switched off.
+// times the padding, the Winograd paths switched off, and WinogradEnv
+// unset (the weight gradient's path is taken only with "all").
 func TestWinogradWeightGradSkips(t *testing.T) {
+	withWinogradWgrad(t)
 	withTileKernel(t, "generic", func() {
 		for _, c := range []struct {
 			x, w [4]int
@@ -126,6 +137,10 @@ func TestWinogradWeightGradSkips(t *testing.T) {
 				t.Errorf("x %v w %v: Winograd path taken while off", xs, ws)
 			}
 		})
+		winoWgradOn = false // WinogradEnv unset: the convolutions only
+		if _, ok := useWinogradWgrad(xs, ws, gs, unfold.GeomOf(5, 5, o), 1); ok {
+			t.Errorf("x %v w %v: Winograd weight gradient taken by default", xs, ws)
+		}
 	})
 }
 
@@ -133,6 +148,7 @@ func TestWinogradWeightGradSkips(t *testing.T) {
 // gradient gives the same bits on the worker pool as on one goroutine,
 // for batches of one and of several segments.
 func TestWinogradWeightGradDeterministic(t *testing.T) {
+	withWinogradWgrad(t)
 	if winogradSet() == nil {
 		t.Skip("no Winograd kernels on this machine")
 	}
@@ -159,6 +175,7 @@ func TestWinogradWeightGradDeterministic(t *testing.T) {
 // for bit the result with the path off (NaN and Inf only in the weights
 // within the value's reach).
 func TestWinogradWeightGradNonFinite(t *testing.T) {
+	withWinogradWgrad(t)
 	be := newTestBackend()
 	c := winoWgradCase{20, 16, 16, 8, 8, 0, 0}
 	xs, ws, gs, o := c.shapes()

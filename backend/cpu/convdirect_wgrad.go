@@ -9,15 +9,26 @@ import (
 )
 
 // directWeightGrad runs the weight gradient of the float32 host tensors xt
-// and gt on the direct path when its shapes allow, returning nil
-// otherwise.
+// and gt on the Winograd path (useWinogradWgrad, convwino_wgrad.go) or the
+// direct path when their shapes allow, returning nil otherwise.
 func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvOptions, dt ir.DType, shape []int) ir.Tensor {
 	x, ok1 := view[float32](xt)
 	gy, ok2 := view[float32](gt)
 	if !ok1 || !ok2 || len(x.Shape) != 4 || len(gy.Shape) != 4 || numel(shape) == 0 {
 		return nil
 	}
-	p := newWgradPlan([4]int(x.Shape), ws, [4]int(gy.Shape), unfold.GeomOf(ws[2], ws[3], o), o.Groups)
+	xs, gs, g := [4]int(x.Shape), [4]int(gy.Shape), unfold.GeomOf(ws[2], ws[3], o)
+	if wp, ok := useWinogradWgrad(xs, ws, gs, g, o.Groups); ok {
+		out := be.f32(numel(shape))
+		wp.run(dense(x, be.f32), dense(gy, be.f32), out)
+		if winoFinite(out) {
+			return wrap(dt, shape, out)
+		}
+		// As for the Winograd conv2d (Backend.directConv): an Inf or NaN
+		// input, or an overflow inside the transforms, spoils whole
+		// tiles; the direct kernels compute the result again.
+	}
+	p := newWgradPlan(xs, ws, gs, g, o.Groups)
 	if p == nil {
 		return nil
 	}
@@ -26,7 +37,10 @@ func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvO
 	return wrap(dt, shape, out)
 }
 
-// The direct float32 weight gradient of conv2d (unit stride), tap by tap:
+// The direct float32 weight gradient of conv2d (unit stride; 5×5 kernels
+// with enough channels and tiles take the Winograd path of
+// convwino_wgrad.go first, unless WinogradEnv turns it off or its result
+// is not finite), tap by tap:
 //
 //	gw[co, ci, ky, kx] = Σ_{n,oh,ow} g[n, co, oh, ow] · xp[n, ci, oh+ky·dh, ow+kx·dw]
 //
@@ -154,17 +168,7 @@ func (p *wgradPlan) run(x, gy, out []float32) {
 		p.finishPixels(sum, out)
 		return
 	}
-	for gr := range p.groups {
-		for co := range p.opg {
-			for ci := range p.ipg {
-				dst := out[((gr*p.opg+co)*p.ipg+ci)*taps:][:taps]
-				src := sum[(gr*taps*p.opg+co)*p.ldx+ci:]
-				for t := range dst {
-					dst[t] = src[t*p.opg*p.ldx]
-				}
-			}
-		}
-	}
+	tapMajorToOut(sum, out, p.groups, p.opg, p.ipg, p.ldx, taps, p.opg*p.ldx)
 }
 
 // segment accumulates the partial gradient of images seg into part

@@ -13,7 +13,11 @@ import (
 
 // The Winograd float32 conv2d and conv_transpose2d with 5×5 kernels,
 // F(4×4, 5×5) (internal/winograd): 64 multiplications per 4×4 tile and
-// channel pair instead of 400.
+// channel pair instead of 400; and conv2d's weight gradient on the dual
+// algorithm F(5×5, 4×4) (convwino_wgrad.go, described there: 4×4 tiles of
+// the output gradient against the 8×8 input tiles under them, the
+// channels as vector lanes, the products summed over images and tiles in
+// the transformed domain by fixed segments of images).
 //
 // conv2d (winoconv_fwd.go) runs the algorithm on 8×8 input tiles, 4 apart,
 // each giving a 4×4 output tile; conv_transpose2d (winoconv_tpose.go) runs
@@ -58,21 +62,49 @@ import (
 // In general the error is bounded by the magnitude of a tile, ≈ 2e-6 of
 // Σ_c Σ_tile |x|·max|w| (internal/winograd's tile tests), so inputs whose
 // tiles hold a few large values beside an output's small terms can see
-// more. WinogradEnv turns the path off.
+// more.
+//
+// The weight gradient's error is relative to Σ|x·g| per weight: at most
+// 3.7e-6 of max(|gw|, Σ|x·g|, 1) measured on random inputs
+// (TestWinogradWeightGradAgainstReference, asserted below 6e-6; a sweep of
+// 300 shapes gave at most 3.5e-6; the direct kernels ≈ 3e-8). The error
+// falls with the products' depth (images × tiles) and rises when a padded
+// border leaves the border taps few terms in full tiles, so the path
+// takes at least 32 tiles of depth (5.6e-6 measured at 16 to 31, 1.9e-5
+// with a single tile) and output sides of at least 4 times the padding.
+// Weights whose terms cancel (|gw| far below Σ|x·g|) see correspondingly
+// larger errors relative to |gw|: about 5 to 30 times the direct
+// kernels', a few 1e-4 of |gw| for weights 500 times smaller than their
+// Σ|x·g|; so the weight gradient's path is off unless WinogradEnv is
+// "all", and WinogradEnv "0" turns every Winograd path off.
 
-// WinogradEnv names the environment variable that, set to "0" (or "off",
-// "false") when the process starts, keeps float32 5×5 convolutions on the
-// direct kernels instead of the Winograd F(4×4, 5×5) path, for results
-// within the direct kernels' smaller rounding error.
+// WinogradEnv names the environment variable that chooses, when the
+// process starts, which float32 5×5 convolution kernels run on the
+// Winograd paths:
+//
+//   - unset (or "1", "on"): conv2d and conv_transpose2d (the forward and
+//     the input gradient), whose error stays within the numerical
+//     tables' tolerance of each output;
+//   - "all": also conv2d's weight gradient (about twice as fast on the
+//     MNIST CNN's second layer; bench/NOTES.md), whose error of a few 1e-6
+//     of Σ|x·g| per weight is, for weights whose terms cancel, up to about
+//     1e-3 of their value: TF32-class gradients, as PyTorch's
+//     allow_tf32 trades on the GPU;
+//   - "0", "off" or "false": none, for results within the direct
+//     kernels' smaller rounding error.
 const WinogradEnv = "EMBER_CPU_WINOGRAD"
 
-// winogradOn enables the Winograd path (WinogradEnv; tests switch it).
-var winogradOn = func() bool {
+// winogradOn enables the Winograd conv2d and conv_transpose2d, and
+// winoWgradOn (with winogradOn) the Winograd weight gradient (WinogradEnv;
+// tests switch them).
+var winogradOn, winoWgradOn = func() (bool, bool) {
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(WinogradEnv))) {
 	case "0", "off", "false":
-		return false
+		return false, false
+	case "all":
+		return true, true
 	}
-	return true
+	return true, false
 }()
 
 // winoMinChannels is the fewest input and output channels the Winograd

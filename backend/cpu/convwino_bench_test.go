@@ -9,8 +9,8 @@ import (
 )
 
 // BenchmarkConvWinograd times 5×5 float32 convolutions on the Winograd
-// path against the direct kernels (the path switched off), conv2d and
-// conv_transpose2d, on the MNIST CNN's second layer and on shapes near
+// paths against the direct kernels (the paths switched off), conv2d,
+// conv_transpose2d and conv2d's weight gradient (WinogradEnv "all"), on the MNIST CNN's second layer and on shapes near
 // the path's thresholds (16 channels, half a vector of images, a larger
 // padded image). It reports the process CPU time per call besides the
 // wall time (see BenchmarkConvMNIST).
@@ -38,9 +38,13 @@ func BenchmarkConvWinograd(b *testing.B) {
 		}{
 			{"fwd", func() { ir.Conv2d(be, x, w, o) }},
 			{"dgrad", func() { ir.ConvTranspose2d(be, g, w, o) }},
+			{"wgrad", func() { conv2dWeightGrad(be, x, g, c.ws, o) }},
 		} {
 			for _, on := range []bool{true, false} {
 				b.Run(fmt.Sprintf("%s_%s/winograd=%v", c.name, op.name, on), func(b *testing.B) {
+					prev := winoWgradOn
+					winoWgradOn = on // WinogradEnv "all" for the weight gradient
+					defer func() { winoWgradOn = prev }()
 					withWinograd(on, func() {
 						c0, ok := processCPUTime()
 						for b.Loop() {

@@ -22,6 +22,9 @@
 //   - The transposed algorithm (the adjoint, for conv_transpose2d), whose
 //     4×4 input tiles become 8×8 blocks of a full convolution: A (8×4,
 //     input tiles) and B (8×8, output blocks, added into the output).
+//   - The dual algorithm F(5×5, 4×4) (the weight gradient, a correlation
+//     of an 8×8 input tile with a 4×4 output-gradient tile): Bᵀ and A for
+//     its two operands, and Gᵀ (5×8, kernel-gradient tiles).
 package main
 
 import (
@@ -269,6 +272,47 @@ func toutputProg() *prog {
 	return p
 }
 
+// wgradProg is Gᵀ·m for one column m0…m7 of a transformed tile of the
+// dual algorithm, giving 5 kernel-gradient values: Σ_ξ G[ξ][k]·m_ξ, with
+// G's rows for the points 0, ±1, ±2, ±1/2, ∞ (see kernelProg).
+func wgradProg() *prog {
+	p := &prog{name: "wgrad", in: 8, out: 5}
+	p.add(8, 1, 2)  // s1
+	p.sub(9, 1, 2)  // d1
+	p.add(10, 3, 4) // s2
+	p.sub(11, 3, 4) // d2
+	p.add(12, 5, 6) // s3
+	p.sub(13, 5, 6) // d3
+	// 0: m0 − 2/9·s1 + 1/90·s2 + 32/45·s3
+	p.mul(14, 8, q(-2, 9))
+	p.fma(14, 10, q(1, 90))
+	p.fma(14, 12, q(32, 45))
+	p.add(14, 14, 0)
+	p.put(0, 14)
+	// 1: −2/9·d1 + 2/90·d2 + 16/45·d3
+	p.mul(14, 9, q(-2, 9))
+	p.fma(14, 11, q(2, 90))
+	p.fma(14, 13, q(16, 45))
+	p.put(1, 14)
+	// 2: −2/9·s1 + 4/90·s2 + 8/45·s3
+	p.mul(14, 8, q(-2, 9))
+	p.fma(14, 10, q(4, 90))
+	p.fma(14, 12, q(8, 45))
+	p.put(2, 14)
+	// 3: −2/9·d1 + 8/90·d2 + 4/45·d3
+	p.mul(14, 9, q(-2, 9))
+	p.fma(14, 11, q(8, 90))
+	p.fma(14, 13, q(4, 45))
+	p.put(3, 14)
+	// 4: −2/9·s1 + 16/90·s2 + 2/45·s3 + m7
+	p.mul(14, 8, q(-2, 9))
+	p.fma(14, 10, q(16, 90))
+	p.fma(14, 12, q(2, 45))
+	p.add(14, 14, 7)
+	p.put(4, 14)
+	return p
+}
+
 // checkClobber panics unless every register pr stores is rewritten (or
 // unused) before it is read again: an adding store (genTableOut) leaves
 // the sum in it.
@@ -513,7 +557,7 @@ func goProgram(w *bytes.Buffer, pr *prog) {
 }
 
 func main() {
-	progs := []*prog{inputProg(), outputProg(), kernelProg(), tinputProg(), toutputProg()}
+	progs := []*prog{inputProg(), outputProg(), kernelProg(), tinputProg(), toutputProg(), wgradProg()}
 	funcs := []struct {
 		name, sig string
 		gen       func(e *emitter)
@@ -523,6 +567,7 @@ func main() {
 		{"kernel", tableInSig, func(e *emitter) { genTableIn(e, "kernel", progs[2]) }},
 		{"tinput", tableInSig, func(e *emitter) { genTableIn(e, "tinput", progs[3]) }},
 		{"toutput", tableOutSig, func(e *emitter) { genTableOut(e, "toutput", progs[4], true) }},
+		{"wgrad", tableOutSig, func(e *emitter) { genTableOut(e, "wgrad", progs[5], false) }},
 	}
 	var body, s, g, gp bytes.Buffer
 	for _, is := range isas {

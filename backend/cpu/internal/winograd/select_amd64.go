@@ -7,9 +7,9 @@ import "golang.org/x/sys/cpu"
 // The assembly sets (winograd_amd64.s).
 var (
 	avx512 = &Set{name: "avx512", lanes: 16, input: inputAVX512, output: outputAVX512, kernel: kernelAVX512,
-		tinput: tinputAVX512, toutput: toutputAVX512}
+		tinput: tinputAVX512, toutput: toutputAVX512, wgrad: wgradAVX512}
 	avx2 = &Set{name: "avx2", lanes: 8, input: inputAVX2, output: outputAVX2, kernel: kernelAVX2,
-		tinput: tinputAVX2, toutput: toutputAVX2}
+		tinput: tinputAVX2, toutput: toutputAVX2, wgrad: wgradAVX2}
 )
 
 // setByName returns the named assembly set if this CPU supports it.

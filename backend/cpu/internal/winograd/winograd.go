@@ -15,9 +15,19 @@
 //
 // turns a 4×4 tile y into the 8×8 block of its full convolution with g
 // (D[i][j] = Σ y[i−ky][j−kx]·g[ky][kx]); overlapping blocks of
-// neighbouring tiles add up to a conv_transpose2d. Summed over channels,
-// the products become 64 independent matrix products (the caller's
-// GEMMs); this package transforms tiles in and out of that domain.
+// neighbouring tiles add up to a conv_transpose2d. The dual algorithm
+// F(5×5, 4×4), from the same points (the transposition principle: its
+// filter transform is A, its output transform G),
+//
+//	W = Gᵀ·[(A·y·Aᵀ) ⊙ (Bᵀ·d·B)]·G
+//
+// turns an 8×8 input tile d and a 4×4 output-gradient tile y into the 5×5
+// kernel gradient W[ky][kx] = Σ y[i][j]·d[i+ky][j+kx] (the same identity
+// Σ_ξ Aᵀ[i][ξ]·G[ξ][k]·Bᵀ[ξ][l] = [l = i + k] read with k as the output).
+// Summed over channels (or, for the kernel gradient, over images and
+// tiles), the products become 64 independent matrix products (the
+// caller's GEMMs); this package transforms tiles in and out of that
+// domain.
 //
 // Every transform works on L lanes at once (Lanes: 16 with AVX-512F, 8
 // with AVX2+FMA, 8 for the portable loops): lane l of every vector
@@ -59,6 +69,7 @@ type Set struct {
 	kernel  tableIn
 	tinput  tableIn
 	toutput tableOut
+	wgrad   tableOut
 }
 
 // Name returns the set's name: "avx512", "avx2" or "generic".
@@ -128,6 +139,16 @@ func (s *Set) TransposedInput(n int, src []float32, sstep int, soff *[M * M]int3
 // 64 offsets must differ). Bounds as in Input.
 func (s *Set) TransposedOutput(n int, src []float32, sstep, xistride int, dst []float32, dstep int, doff *[Points]int32, tmp *Tmp) {
 	s.out("TransposedOutput", s.toutput, &toutputProg, true, n, src, sstep, xistride, dst, dstep, doff[:], tmp)
+}
+
+// WeightGrad transforms n tiles of the dual algorithm back into 5×5
+// kernel gradients (Gᵀ·m·G): for c < n, transformed position (ξ, η) is
+// the vector src[c·sstep + (8ξ+η)·xistride :][:L], and kernel element
+// (i, j) (i, j < 5) is written to dst[c·dstep + doff[5i+j] :][:L]. Its
+// operands are Input's transform of the 8×8 input tile and
+// TransposedInput's of the 4×4 output-gradient tile. Bounds as in Input.
+func (s *Set) WeightGrad(n int, src []float32, sstep, xistride int, dst []float32, dstep int, doff *[R * R]int32, tmp *Tmp) {
+	s.out("WeightGrad", s.wgrad, &wgradProg, false, n, src, sstep, xistride, dst, dstep, doff[:], tmp)
 }
 
 // in runs a table-in transform: the assembly f, or prog in Go.

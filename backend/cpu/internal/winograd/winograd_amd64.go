@@ -20,6 +20,9 @@ func tinputAVX512(n int, src *float32, sstep int, tab *int32, dst *float32, dste
 func toutputAVX512(n int, src *float32, sstep, xistride int, dst *float32, dstep int, tab *int32, tmp *float32)
 
 //go:noescape
+func wgradAVX512(n int, src *float32, sstep, xistride int, dst *float32, dstep int, tab *int32, tmp *float32)
+
+//go:noescape
 func inputAVX2(n int, src *float32, sstep int, tab *int32, dst *float32, dstep, xistride int, tmp *float32)
 
 //go:noescape
@@ -33,3 +36,6 @@ func tinputAVX2(n int, src *float32, sstep int, tab *int32, dst *float32, dstep,
 
 //go:noescape
 func toutputAVX2(n int, src *float32, sstep, xistride int, dst *float32, dstep int, tab *int32, tmp *float32)
+
+//go:noescape
+func wgradAVX2(n int, src *float32, sstep, xistride int, dst *float32, dstep int, tab *int32, tmp *float32)

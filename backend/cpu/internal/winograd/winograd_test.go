@@ -151,6 +151,58 @@ func TestProgramsMatchMatrices(t *testing.T) {
 	cmp("G", &kernelProg, func(i, j int) *big.Rat { return g[i][j] }, 3e-7)
 	cmp("A", &tinputProg, func(i, j int) *big.Rat { return a[j][i] }, 0)
 	cmp("B", &toutputProg, func(i, j int) *big.Rat { return b[j][i] }, 0)
+	cmp("Gᵀ", &wgradProg, func(i, j int) *big.Rat { return g[j][i] }, 3e-7)
+}
+
+// TestDualAlgorithmFloat64 checks the algebra of the weight gradient's
+// dual algorithm in float64 with the exact matrices, on random tiles:
+// Gᵀ·[(A·y·Aᵀ) ⊙ (Bᵀ·d·B)]·G equals Σ_ij y[i][j]·d[i+ky][j+kx] to 1e-13
+// of the sum of the absolute terms.
+func TestDualAlgorithmFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	a, g, b := exactAT(), exactG(), exactBT()
+	am := floatMatrix(Alpha, M, func(i, j int) *big.Rat { return a[j][i] })
+	bm := floatMatrix(Alpha, Alpha, func(i, j int) *big.Rat { return b[i][j] })
+	gt := floatMatrix(R, Alpha, func(i, j int) *big.Rat { return g[j][i] })
+	for range 20 {
+		y, d := make([][]float64, M), make([][]float64, Alpha)
+		for i := range y {
+			y[i] = make([]float64, M)
+			for j := range y[i] {
+				y[i][j] = rng.NormFloat64()
+			}
+		}
+		for i := range d {
+			d[i] = make([]float64, Alpha)
+			for j := range d[i] {
+				d[i][j] = rng.NormFloat64()
+			}
+		}
+		u, _ := apply2D(am, y)
+		v, _ := apply2D(bm, d)
+		m := make([][]float64, Alpha)
+		for i := range m {
+			m[i] = make([]float64, Alpha)
+			for j := range m[i] {
+				m[i][j] = u[i][j] * v[i][j]
+			}
+		}
+		w, _ := apply2D(gt, m)
+		for ky := range R {
+			for kx := range R {
+				want, scale := 0.0, 0.0
+				for i := range M {
+					for j := range M {
+						want += y[i][j] * d[i+ky][j+kx]
+						scale += math.Abs(y[i][j] * d[i+ky][j+kx])
+					}
+				}
+				if e := math.Abs(w[ky][kx] - want); e > 1e-13*scale {
+					t.Fatalf("(%d,%d): %v, want %v", ky, kx, w[ky][kx], want)
+				}
+			}
+		}
+	}
 }
 
 // sets returns the transform sets this machine runs.
@@ -232,6 +284,10 @@ func transformCases() []transformCase {
 		{name: "transposed output", mat: floatMatrix(Alpha, Alpha, func(i, j int) *big.Rat { return b[j][i] }), add: true, tol: 2e-7,
 			callOut: func(s *Set, n int, src []float32, sstep, xs int, dst []float32, dstep int, tab []int32, tmp *Tmp) {
 				s.TransposedOutput(n, src, sstep, xs, dst, dstep, (*[Points]int32)(tab), tmp)
+			}},
+		{name: "weight gradient", mat: floatMatrix(R, Alpha, func(i, j int) *big.Rat { return g[j][i] }), tol: 1e-6,
+			callOut: func(s *Set, n int, src []float32, sstep, xs int, dst []float32, dstep int, tab []int32, tmp *Tmp) {
+				s.WeightGrad(n, src, sstep, xs, dst, dstep, (*[R * R]int32)(tab), tmp)
 			}},
 	}
 }
@@ -500,6 +556,89 @@ func TestTransposedTileConvolution(t *testing.T) {
 	}
 }
 
+// TestTileWeightGrad runs the dual algorithm on single tiles of every
+// set: Input of an 8×8 tile d and TransposedInput of a 4×4 tile y, the 64
+// products summed over C pairs in float32 (the images and tiles of a
+// weight gradient), WeightGrad, against the float64 correlation
+// W[ky][kx] = Σ_c Σ y[i][j]·d[i+ky][j+kx]; bound 2e-6 times
+// Σ_c Σ_{8×8} |d|·max|y| per output.
+func TestTileWeightGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const C = 32
+	for _, set := range sets() {
+		L := set.lanes
+		var tmp Tmp
+		d := make([]float32, C*Points*L)
+		y := make([]float32, C*M*M*L)
+		for i := range d {
+			d[i] = float32(rng.NormFloat64())
+		}
+		for i := range y {
+			y[i] = float32(rng.NormFloat64())
+		}
+		var soff [Points]int32
+		for k := range soff {
+			soff[k] = int32(k * L)
+		}
+		var yoff [M * M]int32
+		for k := range yoff {
+			yoff[k] = int32(k * L)
+		}
+		V := make([]float32, Points*C*L)
+		U := make([]float32, Points*C*L)
+		set.Input(C, d, Points*L, &soff, V, L, C*L, &tmp)
+		set.TransposedInput(C, y, M*M*L, &yoff, U, L, C*L, &tmp)
+		Mt := make([]float32, Points*L)
+		for p := range Points {
+			for l := range L {
+				var s float32
+				for c := range C {
+					s = fma32(V[(p*C+c)*L+l], U[(p*C+c)*L+l], s)
+				}
+				Mt[p*L+l] = s
+			}
+		}
+		var woff [R * R]int32
+		for k := range woff {
+			woff[k] = int32(k * L)
+		}
+		W := make([]float32, R*R*L)
+		set.WeightGrad(1, Mt, 0, L, W, 0, &woff, &tmp)
+		worst := 0.0
+		for l := range L {
+			bound := 0.0
+			for c := range C {
+				dm, ym := 0.0, 0.0
+				for k := range Points {
+					dm += math.Abs(float64(d[(c*Points+k)*L+l]))
+				}
+				for k := range M * M {
+					ym = max(ym, math.Abs(float64(y[(c*M*M+k)*L+l])))
+				}
+				bound += dm * ym
+			}
+			for ky := range R {
+				for kx := range R {
+					want := 0.0
+					for c := range C {
+						for i := range M {
+							for j := range M {
+								want += float64(y[(c*M*M+i*M+j)*L+l]) * float64(d[(c*Points+(i+ky)*Alpha+j+kx)*L+l])
+							}
+						}
+					}
+					e := math.Abs(float64(W[(ky*R+kx)*L+l]) - want)
+					worst = max(worst, e/bound)
+					if e > 2e-6*bound {
+						t.Fatalf("%s lane %d (%d,%d): %v, want %v (bound %g)", set.name, l, ky, kx, W[(ky*R+kx)*L+l], want, 2e-6*bound)
+					}
+				}
+			}
+		}
+		t.Logf("%s: largest error %.3g × Σ|d|·max|y|", set.name, worst)
+	}
+}
+
 // TestBoundsPanic checks that reads and writes past the slices and
 // negative offsets panic before any work.
 func TestBoundsPanic(t *testing.T) {
@@ -521,6 +660,8 @@ func TestBoundsPanic(t *testing.T) {
 		expectPanic(t, set.name+" output past", func() { set.Output(1, src, 0, L, dst, 0, &doff, &tmp) })
 		var koff [R * R]int32
 		expectPanic(t, set.name+" kernel past", func() { set.Kernel(1, src[:L], 0, &koff, dst[:Points*L-1], 0, L, &tmp) })
+		koff[24] = int32(len(dst) - L + 1)
+		expectPanic(t, set.name+" weight gradient past", func() { set.WeightGrad(1, src, 0, L, dst, 0, &koff, &tmp) })
 	}
 }
 

@@ -39,8 +39,8 @@ func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvO
 
 // The direct float32 weight gradient of conv2d (unit stride; 5×5 kernels
 // with enough channels and tiles take the Winograd path of
-// convwino_wgrad.go first, unless WinogradEnv turns it off or its result
-// is not finite), tap by tap:
+// convwino_wgrad.go first when WinogradEnv is "all", unless its result is
+// not finite), tap by tap:
 //
 //	gw[co, ci, ky, kx] = Σ_{n,oh,ow} g[n, co, oh, ow] · xp[n, ci, oh+ky·dh, ow+kx·dw]
 //

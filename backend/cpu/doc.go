@@ -31,7 +31,10 @@
 //     multiplications per 4×4 tile and channel pair instead of 400; their
 //     rounding error is larger, up to about 4e-6 of max(|y|, Σ|x·w|, 1)
 //     on random inputs; results holding Inf or NaN are computed again on
-//     the direct kernels; WinogradEnv switches them off). Other shapes and
+//     the direct kernels; WinogradEnv switches them off, or with "all"
+//     also runs the weight gradient of such a conv2d on the dual
+//     algorithm F(5×5, 4×4), TF32-class for weights whose terms cancel,
+//     hence opt-in). Other shapes and
 //     dtypes use im2col/col2im plus the GEMM, the images of a batch spread
 //     over the workers and small images batched side by side into one
 //     product.

@@ -34,12 +34,16 @@ func CrossEntropy(logits, targets *ember.Tensor) *ember.Tensor {
 
 // MSE returns the mean squared error mean((pred − target)²) over all
 // elements as a rank-0 tensor (PyTorch's mse_loss with reduction="mean").
-// target broadcasts to pred's shape. It panics with an *ember.Error when
-// it does not (target [B] against pred [B, 1] would compare every
-// prediction with every target; PyTorch warns, this refuses) or the
-// tensors are empty.
+// target broadcasts to pred's shape. It panics with an *ember.Error for
+// non-float tensors, a target that does not broadcast to pred's shape
+// (target [B] against pred [B, 1] would compare every prediction with
+// every target; PyTorch warns of any size mismatch and goes on, this
+// refuses the ones that grow the result) or empty tensors.
 func MSE(pred, target *ember.Tensor) *ember.Tensor {
 	need("mse", []string{"pred", "target"}, pred, target)
+	if !pred.DType().IsFloat() || !target.DType().IsFloat() {
+		fail("mse", pred, "needs float tensors")
+	}
 	fitsPred("mse", pred, target)
 	d := autocastF32(pred, target).Sub(autocastF32(target, pred))
 	if d.NumElements() == 0 {

@@ -331,23 +331,33 @@ func pair(op string, pred, target *ember.Tensor) *ember.Tensor {
 // with every target), is the classic mistake PyTorch's losses warn of;
 // here it is refused.
 func fitsPred(op string, pred, target *ember.Tensor) {
-	ps, ts := pred.Shape(), target.Shape()
-	ok := len(ts) <= len(ps)
-	for i := 1; ok && i <= len(ts); i++ {
-		t, p := ts[len(ts)-i], ps[len(ps)-i]
+	fitsShape(op, "pred", "target", pred, target)
+}
+
+// fitsShape panics with an *ember.Error naming op when operand y (named
+// yName) does not broadcast to the shape of x (named xName), so that
+// multiplying or subtracting it would grow the result beyond x's shape.
+func fitsShape(op, xName, yName string, x, y *ember.Tensor) {
+	xs, ys := x.Shape(), y.Shape()
+	ok := len(ys) <= len(xs)
+	for i := 1; ok && i <= len(ys); i++ {
+		t, p := ys[len(ys)-i], xs[len(xs)-i]
 		ok = t == p || t == 1
 	}
-	if !ok {
-		panic(&ember.Error{Op: op, Operands: []string{describe("pred", pred), describe("target", target)},
-			Msg: fmt.Sprintf("target %v does not broadcast to pred's shape %v: the loss compares element by element (reshape target to %v)", ts, ps, ps)})
+	if ok {
+		return
 	}
+	msg := fmt.Sprintf("%s %v does not broadcast to %s's shape %v: the loss is taken element by element", yName, ys, xName, xs)
+	if y.NumElements() == x.NumElements() {
+		msg += fmt.Sprintf(" (reshape %s to %v)", yName, xs)
+	}
+	panic(&ember.Error{Op: op, Operands: []string{describe(xName, x), describe(yName, y)}, Msg: msg})
 }
 
 // MSEWith is the squared error (pred − target)² with a reduction
 // (PyTorch's mse_loss); target broadcasts to pred's shape, which
 // ReductionNone returns. It panics with an *ember.Error for non-float
-// tensors or a target that does not broadcast to pred's shape (PyTorch
-// warns of one that grows the result; see MSE).
+// tensors or a target that does not broadcast to pred's shape (see MSE).
 func MSEWith(pred, target *ember.Tensor, r Reduction) *ember.Tensor {
 	d := pair("mse", pred, target)
 	return reduce("mse", d.Mul(d), r)
@@ -395,11 +405,13 @@ func Huber(pred, target *ember.Tensor, delta float64, r Reduction) *ember.Tensor
 type BCEOptions struct {
 	// Reduction of the per-element losses.
 	Reduction Reduction
-	// Weight optionally rescales each element's loss (broadcast against
-	// the input).
+	// Weight optionally rescales each element's loss; it must broadcast
+	// to the input's shape (a weight that would grow the result is
+	// refused, as PyTorch refuses it).
 	Weight *ember.Tensor
 	// PosWeight optionally weights the positive term per class
-	// (BinaryCrossEntropyWithLogits only; broadcast along the last axis).
+	// (BinaryCrossEntropyWithLogits only; broadcast along the last axis,
+	// to the input's shape as Weight).
 	PosWeight *ember.Tensor
 }
 
@@ -407,7 +419,8 @@ type BCEOptions struct {
 // probs in [0, 1] and targets of the same shape: −w·(y·log p + (1 −
 // y)·log(1 − p)), each log clamped to >= −100 as PyTorch does, so p = 0 or
 // 1 gives a finite loss. It panics with an *ember.Error for non-float
-// tensors, shapes that differ, or a PosWeight (logits only).
+// tensors, shapes that differ, a Weight that does not broadcast to
+// probs's shape, or a PosWeight (logits only).
 func BinaryCrossEntropy(probs, target *ember.Tensor, o BCEOptions) *ember.Tensor {
 	const op = "binary_cross_entropy"
 	need(op, []string{"probs", "target"}, probs, target)
@@ -416,6 +429,9 @@ func BinaryCrossEntropy(probs, target *ember.Tensor, o BCEOptions) *ember.Tensor
 	}
 	if o.PosWeight != nil {
 		fail(op, probs, "pos_weight needs BinaryCrossEntropyWithLogits")
+	}
+	if o.Weight != nil {
+		fitsShape(op, "probs", "weight", probs, o.Weight)
 	}
 	probs = autocastF32(probs, target)
 	y := target.Cast(probs.DType())
@@ -435,12 +451,19 @@ func BinaryCrossEntropy(probs, target *ember.Tensor, o BCEOptions) *ember.Tensor
 //	(1 − y)·x + (1 + (pw − 1)·y)·(log(1 + exp(−|x|)) + max(−x, 0))
 //
 // (pw the PosWeight, 1 when nil), times Weight. It panics with an
-// *ember.Error for non-float tensors or shapes that differ.
+// *ember.Error for non-float tensors, shapes that differ, or a Weight or
+// PosWeight that does not broadcast to logits's shape.
 func BinaryCrossEntropyWithLogits(logits, target *ember.Tensor, o BCEOptions) *ember.Tensor {
 	const op = "binary_cross_entropy_with_logits"
 	need(op, []string{"logits", "target"}, logits, target)
 	if !logits.DType().IsFloat() || !target.DType().IsFloat() || !slices.Equal(logits.Shape(), target.Shape()) {
 		fail(op, logits, "logits and target must be float tensors of one shape")
+	}
+	if o.Weight != nil {
+		fitsShape(op, "logits", "weight", logits, o.Weight)
+	}
+	if o.PosWeight != nil {
+		fitsShape(op, "logits", "pos_weight", logits, o.PosWeight)
 	}
 	x := autocastF32(logits, target)
 	y := target.Cast(x.DType())

@@ -291,6 +291,53 @@ func TestRegressionLosses(t *testing.T) {
 		wantNNError(t, name+"(pred [4], target [3 4])", op, func() { f(f64(p[:4], []int{4}, dev), pt, ReductionMean) },
 			"target [3 4] does not broadcast to pred's shape [4]")
 	}
+	// The reshape hint only where the element counts agree.
+	err := ember.Try(func() { L1(f64(p[:4], []int{4}, dev), pt, ReductionMean) })
+	if err == nil || strings.Contains(err.Error(), "reshape") {
+		t.Errorf("L1(pred [4], target [3 4]): %v, want an error without a reshape hint", err)
+	}
+	if err := ember.Try(func() { MSE(col, row) }); err == nil || !strings.Contains(err.Error(), "reshape target to [3 1]") {
+		t.Errorf("MSE(pred [3 1], target [3]): %v, want a reshape hint", err)
+	}
+	ints := ember.FromInts([]int64{1, 2, 3}, []int{3}, dev)
+	wantNNError(t, "MSE(int pred)", "mse", func() { MSE(ints, row) }, "needs float tensors")
+}
+
+// TestBCEWeightShapes checks that a Weight or PosWeight that would grow
+// the binary cross-entropies' result is refused, as PyTorch refuses it,
+// and that one broadcasting to the input's shape gives the weighted
+// losses of the float64 definition.
+func TestBCEWeightShapes(t *testing.T) {
+	dev := ember.CPU()
+	p := f64([]float64{0.2, 0.4, 0.6, 0.8}, []int{4, 1}, dev)
+	y := f64([]float64{0, 1, 1, 0}, []int{4, 1}, dev)
+	w4 := f64([]float64{1, 2, 3, 4}, []int{4}, dev)
+	wantNNError(t, "BCE weight [4] on [4 1]", "binary_cross_entropy",
+		func() { BinaryCrossEntropy(p, y, BCEOptions{Weight: w4, Reduction: ReductionNone}) },
+		"weight [4] does not broadcast to probs's shape [4 1]", "reshape weight to [4 1]")
+	wantNNError(t, "BCE with logits weight [4] on [4 1]", "binary_cross_entropy_with_logits",
+		func() { BinaryCrossEntropyWithLogits(p, y, BCEOptions{Weight: w4, Reduction: ReductionNone}) },
+		"weight [4] does not broadcast to logits's shape [4 1]")
+	wantNNError(t, "BCE with logits pos_weight [4] on [4 1]", "binary_cross_entropy_with_logits",
+		func() { BinaryCrossEntropyWithLogits(p, y, BCEOptions{PosWeight: w4, Reduction: ReductionNone}) },
+		"pos_weight [4] does not broadcast to logits's shape [4 1]")
+	wantNNError(t, "BCE weight [5] on [4 1]", "binary_cross_entropy",
+		func() { BinaryCrossEntropy(p, y, BCEOptions{Weight: f64([]float64{1, 2, 3, 4, 5}, []int{5}, dev)}) },
+		"weight [5] does not broadcast")
+	// A [4, 1] weight (and a [1] one) broadcasts: per element −w·(y·log p + (1−y)·log(1−p)).
+	pv, yv, wv := []float64{0.2, 0.4, 0.6, 0.8}, []float64{0, 1, 1, 0}, []float64{1, 2, 3, 4}
+	want := make([]float64, 4)
+	for i := range want {
+		want[i] = -wv[i] * (yv[i]*math.Log(pv[i]) + (1-yv[i])*math.Log(1-pv[i]))
+	}
+	got := BinaryCrossEntropy(p, y, BCEOptions{Weight: w4.Reshape(4, 1), Reduction: ReductionNone})
+	assertClose(t, "BCE weight [4 1]", got.Float64s(), want, 1e-12)
+	got = BinaryCrossEntropy(p, y, BCEOptions{Weight: f64([]float64{2}, []int{1}, dev), Reduction: ReductionSum})
+	sum := 0.0
+	for i := range want {
+		sum += 2 * want[i] / wv[i]
+	}
+	assertClose(t, "BCE weight [1]", []float64{got.Item()}, []float64{sum}, 1e-12)
 }
 
 // TestBinaryCrossEntropy checks both binary cross-entropies against the

@@ -80,8 +80,9 @@ func BenchmarkConvMNIST(b *testing.B) {
 // the medians over the rounds: ember-ms, torch-ms (PyTorch's best setting
 // that round), x-torch (torch-ms / ember-ms, above 1 when this backend is
 // faster) and the thread settings' shares (torch-1t-ms, torch-2t-ms); the
-// calls per round here that took over 1.6 times the round's fastest
-// (ember-slow/round: the half-speed phases bench/NOTES.md describes); and
+// mean over the rounds of the calls here that took over 1.6 times their
+// round's fastest (ember-slow/round: the half-speed phases bench/NOTES.md
+// describes); and
 // in process CPU time per call (all threads, warm-up calls included,
 // which a shared machine's load distorts less): ember-cpu-ms,
 // torch-cpu-ms (the least of PyTorch's settings that round) and

@@ -75,8 +75,14 @@ import (
 // Weights whose terms cancel (|gw| far below Σ|x·g|) see correspondingly
 // larger errors relative to |gw|: about 5 to 30 times the direct
 // kernels', a few 1e-4 of |gw| for weights 500 times smaller than their
-// Σ|x·g|; so the weight gradient's path is off unless WinogradEnv is
-// "all", and WinogradEnv "0" turns every Winograd path off.
+// Σ|x·g|. And as for the convolutions, the error is bounded in general
+// by the magnitude of a tile (Σ|d|·max|g| over its 8×8 input tile and
+// 4×4 gradient tile, internal/winograd's tile tests) rather than by
+// Σ|x·g|: inputs holding a few large values beside small ones see much
+// more (one element of x in 997 scaled by 1e6: 3e-2 of Σ|x·g|, the
+// direct kernels 2.7e-6). So the weight gradient's path is off unless
+// WinogradEnv is "all", and WinogradEnv "0" turns every Winograd path
+// off.
 
 // WinogradEnv names the environment variable that chooses, when the
 // process starts, which float32 5×5 convolution kernels run on the
@@ -85,11 +91,15 @@ import (
 //   - unset (or "1", "on"): conv2d and conv_transpose2d (the forward and
 //     the input gradient), whose error stays within the numerical
 //     tables' tolerance of each output;
-//   - "all": also conv2d's weight gradient (about twice as fast on the
-//     MNIST CNN's second layer; bench/NOTES.md), whose error of a few 1e-6
-//     of Σ|x·g| per weight is, for weights whose terms cancel, up to about
-//     1e-3 of their value: TF32-class gradients, as PyTorch's
-//     allow_tf32 trades on the GPU;
+//   - "all": also conv2d's weight gradient where its conditions hold
+//     (useWinogradWgrad: at least 32 tiles over the batch, padding of at
+//     most 2, output sides of at least 4 times the padding), about twice
+//     as fast on the MNIST CNN's second layer (bench/NOTES.md), trading
+//     precision for speed as PyTorch's allow_tf32 does on the GPU: its
+//     error of a few 1e-6 of Σ|x·g| per weight on random inputs is a few
+//     1e-4 of the value of weights whose terms cancel, and grows with the
+//     largest values of a tile (see above), so that inputs with rare
+//     large values can get gradients off by far more;
 //   - "0", "off" or "false": none, for results within the direct
 //     kernels' smaller rounding error.
 const WinogradEnv = "EMBER_CPU_WINOGRAD"

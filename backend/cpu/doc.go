@@ -33,8 +33,8 @@
 //     on random inputs; results holding Inf or NaN are computed again on
 //     the direct kernels; WinogradEnv switches them off, or with "all"
 //     also runs the weight gradient of such a conv2d on the dual
-//     algorithm F(5×5, 4×4), TF32-class for weights whose terms cancel,
-//     hence opt-in). Other shapes and
+//     algorithm F(5×5, 4×4), less precise for weights whose terms cancel
+//     and for inputs with rare large values, hence opt-in). Other shapes and
 //     dtypes use im2col/col2im plus the GEMM, the images of a batch spread
 //     over the workers and small images batched side by side into one
 //     product.

@@ -19,11 +19,12 @@ func init() {
 // gradient In[1] [N, Cout, Ho, Wo] (PyTorch's conv2d grad_weight; see
 // ir.KindConv2dWeightGrad). Per group it is one product
 // gradOut [Cout/groups, N·Ho·Wo] × unfold.Im2col(x)ᵀ [N·Ho·Wo, Cin/groups·kH·kW]:
-// the images are split into fixed contiguous ranges, one per worker, each
-// accumulating into its own partial gradient with GEMMs over batches of
-// images (about gradDepth columns deep), and the partial gradients are then
-// added in worker order, so results are deterministic for a given worker
-// count. F32, Flex32 and F64 compute in their own precision; F16 and BF16
+// the images are split into at most wgradMaxSegments contiguous ranges of
+// whole batches of images (about gradDepth columns deep), a number that
+// depends only on the shapes, each accumulating into its own partial
+// gradient with one GEMM per batch, and the partial gradients are then
+// added in range order, so results do not depend on the worker count or
+// scheduling. F32, Flex32 and F64 compute in their own precision; F16 and BF16
 // compute in float32 and round once. Operands that are not host tensors
 // are lowered with the kind's decomposition.
 func (be *Backend) conv2dWeightGrad(op ir.Op) ir.Outputs {
@@ -129,10 +130,10 @@ func weightGradT[T float](xt, gt ir.Tensor, ws [4]int, o backend.ConvOptions, dt
 		}
 	}
 
-	tasks := 1
-	if nw := workers.Workers(); nw > 1 {
-		tasks = min(nw, (n+nb-1)/nb)
-	}
+	// Whole batches per task, as many tasks as the shapes give (not as
+	// the workers: the split sets the rounding).
+	batches := (n + nb - 1) / nb
+	tasks := min(wgradMaxSegments, batches)
 	if tasks == 1 {
 		run(0, n, out)
 		return wrap(dt, shape, out)
@@ -142,8 +143,6 @@ func weightGradT[T float](xt, gt ir.Tensor, ws [4]int, o backend.ConvOptions, dt
 	for t := 1; t < tasks; t++ {
 		parts[t] = alloc(total)
 	}
-	// Whole batches per task, so that the split does not depend on timing.
-	batches := (n + nb - 1) / nb
 	workers.ParallelFor(tasks, func(t int) {
 		run(min(n, t*batches/tasks*nb), min(n, (t+1)*batches/tasks*nb), parts[t])
 	})

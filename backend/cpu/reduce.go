@@ -86,15 +86,23 @@ func (be *Backend) reduceContiguous(op ir.ReduceOp, src []float32, shape []int, 
 	return host.NewFloat32(dt, oshape, out)
 }
 
-// reduceAll reduces all of src (len > 0), in parallel chunks when large.
+// reduceSplit is the number of chunks reduceAll cuts a vector of fewer
+// than reduceSplit·chunkElems (and at least serialElems) elements into.
+const reduceSplit = 8
+
+// reduceAll reduces all of src (len > 0), in parallel chunks when large;
+// the chunks depend only on len(src), so the result does not depend on the
+// worker count.
 func reduceAll(op backend.ReduceOp, src []float32) float32 {
 	n := len(src)
 	if n < serialElems {
 		return reduceRow(op, src)
 	}
+	// The split sets the sum's rounding, so it depends on n only: chunks
+	// of chunkElems, or reduceSplit of them below reduceSplit chunks.
 	chunk := chunkElems
-	if w := workers.Workers(); n < chunk*w {
-		chunk = (n + w - 1) / w
+	if n < chunk*reduceSplit {
+		chunk = (n + reduceSplit - 1) / reduceSplit
 	}
 	tasks := (n + chunk - 1) / chunk
 	if op == backend.ReduceSum {

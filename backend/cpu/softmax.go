@@ -237,13 +237,17 @@ func softmaxRows32(o, x []float32, n, lo, hi int, log, nt bool) {
 }
 
 // streamMin is the output size (elements) from which the row kernels
-// write their results with non-temporal stores: outputs of 64 MiB and
-// more (twice the last-level cache of a typical server core complex) do
-// not stay in the caches anyway, and streaming saves reading them in
-// first. Smaller outputs take ordinary stores, which leave them in the
-// cache for the next op (at 16 MiB, [4096, 1024] F32, streaming measured
-// 10 % slower through Exec).
-var streamMin = 1 << 24
+// write their results with non-temporal stores: outputs of 16 MiB and
+// more. Such an output is rarely in the caches when a kernel writes it:
+// Exec takes it from the allocator's free lists, which cycle through the
+// outputs of several calls (they come back a collection later), so
+// ordinary stores first read each line from memory. Measured through Exec
+// on [4096, 1024] F32 (16 MiB) against PyTorch on a 2-vCPU VM whose L3
+// held the operands (bench/NOTES.md): streaming took layer-norm from
+// 0.64–0.72x to 1.06–1.10x and softmax from 0.96–1.06x to 1.06–1.09x; on
+// an earlier VM it had measured 10 % slower there, so smaller outputs,
+// which a cache keeps, take ordinary stores.
+var streamMin = 1 << 22
 
 // streamOut reports whether an output of n elements is streamed.
 func streamOut(n int) bool { return n >= streamMin }

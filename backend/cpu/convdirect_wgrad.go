@@ -18,22 +18,26 @@ func (be *Backend) directWeightGrad(xt, gt ir.Tensor, ws [4]int, o backend.ConvO
 		return nil
 	}
 	xs, gs, g := [4]int(x.Shape), [4]int(gy.Shape), unfold.GeomOf(ws[2], ws[3], o)
-	if wp, ok := useWinogradWgrad(xs, ws, gs, g, o.Groups); ok {
-		out := be.f32(numel(shape))
-		wp.run(dense(x, be.f32), dense(gy, be.f32), out)
+	wp, wino := useWinogradWgrad(xs, ws, gs, g, o.Groups)
+	p := newWgradPlan(xs, ws, gs, g, o.Groups)
+	if !wino && p == nil {
+		return nil
+	}
+	xd, gd, out := dense(x, be.f32), dense(gy, be.f32), be.f32(numel(shape))
+	if wino {
+		wp.run(xd, gd, out)
 		if winoFinite(out) {
 			return wrap(dt, shape, out)
 		}
 		// As for the Winograd conv2d (Backend.directConv): an Inf or NaN
 		// input, or an overflow inside the transforms, spoils whole
-		// tiles; the direct kernels compute the result again.
+		// tiles; the direct kernels compute the result again, over it
+		// (or the general kernel, where they do not take the shapes).
+		if p == nil {
+			return nil
+		}
 	}
-	p := newWgradPlan(xs, ws, gs, g, o.Groups)
-	if p == nil {
-		return nil
-	}
-	out := be.f32(numel(shape))
-	p.run(dense(x, be.f32), dense(gy, be.f32), out)
+	p.run(xd, gd, out)
 	return wrap(dt, shape, out)
 }
 

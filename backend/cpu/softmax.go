@@ -244,7 +244,7 @@ func softmaxRows32(o, x []float32, n, lo, hi int, log, nt bool) {
 // ordinary stores first read each line from memory. Measured through Exec
 // on [4096, 1024] F32 (16 MiB) against PyTorch on a 2-vCPU VM whose L3
 // held the operands (bench/NOTES.md): streaming took layer-norm from
-// 0.64–0.72x to 1.06–1.10x and softmax from 0.96–1.06x to 1.06–1.09x; on
+// 0.63–0.72x to 0.91–1.10x and softmax from 0.94–1.06x to 1.03–1.09x; on
 // an earlier VM it had measured 10 % slower there, so smaller outputs,
 // which a cache keeps, take ordinary stores.
 var streamMin = 1 << 22

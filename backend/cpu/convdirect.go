@@ -165,6 +165,46 @@ func directConv2d(x, w, out []float32, xs, ws [4]int, os [4]int, g unfold.Geom, 
 	parallelUnits(len(tasks), run)
 }
 
+// directFor calls f(t) for every t in [0, n): on the worker pool, or in
+// order on the calling goroutine with one task, one worker or
+// directSerial. The tasks must write disjoint outputs.
+func directFor(n int, f func(t int)) {
+	if n > 1 && workers.Workers() > 1 && !directSerial {
+		workers.ParallelFor(n, f)
+		return
+	}
+	for t := range n {
+		f(t)
+	}
+}
+
+// segmentParts returns n scratch buffers of partLen float32 (unspecified
+// contents) for the partial sums of a weight gradient's segments, and the
+// function that gives them back.
+func segmentParts(n, partLen int) (parts [][]float32, release func()) {
+	bufs := make([]*[]float32, n)
+	parts = make([][]float32, n)
+	for s := range parts {
+		bufs[s] = getScratch[float32](&scratchF32, partLen)
+		parts[s] = *bufs[s]
+	}
+	return parts, func() {
+		for _, b := range bufs {
+			scratchF32.Put(b)
+		}
+	}
+}
+
+// sumParts adds the partial sums parts[1:] into parts[0] in order, so the
+// result does not depend on which worker computed which, and returns it.
+func sumParts(parts [][]float32) []float32 {
+	sum := parts[0]
+	for _, q := range parts[1:] {
+		addF32(sum, sum, q, len(sum))
+	}
+	return sum
+}
+
 // parallelUnits runs run over [0, units) in chunks handed out to the
 // workers as they come free (about eight a worker, so that a worker the
 // machine slows down takes fewer), or serially with directSerial. The

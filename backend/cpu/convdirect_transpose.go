@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
-	"github.com/emberml/ember/backend/cpu/internal/workers"
 	"github.com/emberml/ember/backend/internal/unfold"
 )
 
@@ -87,13 +86,7 @@ func newTposePlan(w []float32, xs, ws [4]int, os [4]int, g unfold.Geom, groups i
 			}
 		}
 	}
-	if units := groups * taps; units > 1 && workers.Workers() > 1 && !directSerial {
-		workers.ParallelFor(units, pack)
-	} else {
-		for u := range units {
-			pack(u)
-		}
-	}
+	directFor(groups*taps, pack)
 	p.aoff = stridedTable(p.ipg, p.h*p.w)
 	for v := 1; v <= 2; v++ {
 		p.boff[v] = stridedTable(p.ipg, v*p.lanes)

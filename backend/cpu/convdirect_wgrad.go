@@ -3,7 +3,6 @@ package cpu
 import (
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
-	"github.com/emberml/ember/backend/cpu/internal/workers"
 	"github.com/emberml/ember/backend/internal/unfold"
 	"github.com/emberml/ember/ir"
 )
@@ -141,32 +140,16 @@ func newWgradPlan(xs, ws, gs [4]int, g unfold.Geom, groups int) *wgradPlan {
 // kw] of x [n, cin, h, w] and g [n, cout, ho, wo] (both contiguous) with
 // plan p.
 func (p *wgradPlan) run(x, gy, out []float32) {
-	bufs := make([]*[]float32, len(p.segs))
-	parts := make([][]float32, len(p.segs))
-	for s := range parts {
-		bufs[s] = getScratch[float32](&scratchF32, p.partLen)
-		parts[s] = *bufs[s]
-	}
-	defer func() {
-		for _, b := range bufs {
-			scratchF32.Put(b)
-		}
-	}()
+	parts, release := segmentParts(len(p.segs), p.partLen)
+	defer release()
 	if p.pixels {
 		p.pixelTasks(x, gy, parts)
-	} else if task := func(s int) { p.segment(x, gy, p.segs[s], parts[s]) }; len(p.segs) > 1 && workers.Workers() > 1 && !directSerial {
-		workers.ParallelFor(len(p.segs), task)
 	} else {
-		for s := range p.segs {
-			task(s)
-		}
+		directFor(len(p.segs), func(s int) { p.segment(x, gy, p.segs[s], parts[s]) })
 	}
 	// The partial gradients added in segment order, then permuted to
 	// out[gr·opg + co, ci, tap].
-	sum := parts[0]
-	for _, q := range parts[1:] {
-		addF32(sum, sum, q, len(sum))
-	}
+	sum := sumParts(parts)
 	taps := p.g.Kh * p.g.Kw
 	if p.pixels {
 		p.finishPixels(sum, out)

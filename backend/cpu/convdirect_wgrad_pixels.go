@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
-	"github.com/emberml/ember/backend/cpu/internal/workers"
 )
 
 // The pixels orientation of the direct weight gradient (see wgradPlan):
@@ -49,16 +48,6 @@ func (p *wgradPlan) pixelTasks(x, gy []float32, parts [][]float32) {
 	for _, s := range p.segs {
 		rounds = max(rounds, (s.n+p.chunk-1)/p.chunk)
 	}
-	parallel := workers.Workers() > 1 && !directSerial
-	forEach := func(n int, f func(int)) {
-		if parallel && n > 1 {
-			workers.ParallelFor(n, f)
-			return
-		}
-		for t := range n {
-			f(t)
-		}
-	}
 	for r := range rounds {
 		// chunk returns the first image and count of segment s's images
 		// in this round.
@@ -67,13 +56,13 @@ func (p *wgradPlan) pixelTasks(x, gy []float32, parts [][]float32) {
 			lo = seg.lo + r*p.chunk
 			return lo, min(p.chunk, seg.lo+seg.n-lo)
 		}
-		forEach(nseg, func(s int) {
+		directFor(nseg, func(s int) {
 			lo, nb := chunk(s)
 			for i := range nb {
 				p.shiftedCopies(xs[(s*p.chunk+i)*img:][:img], x, lo+i)
 			}
 		})
-		forEach(nseg*len(tiles), func(t int) {
+		directFor(nseg*len(tiles), func(t int) {
 			s, tl := t/len(tiles), tiles[t%len(tiles)]
 			lo, nb := chunk(s)
 			if nb <= 0 {

@@ -3,7 +3,6 @@ package cpu
 import (
 	"github.com/emberml/ember/backend/cpu/internal/gemm"
 	"github.com/emberml/ember/backend/cpu/internal/winograd"
-	"github.com/emberml/ember/backend/cpu/internal/workers"
 	"github.com/emberml/ember/backend/internal/unfold"
 )
 
@@ -119,29 +118,10 @@ func useWinogradWgrad(xs, ws, gs [4]int, g unfold.Geom, groups int) (*winoWgrad,
 // run computes the weight gradient out [cout, cin, 5, 5] of x [n, cin, h,
 // w] and g [n, cout, ho, wo] (both contiguous).
 func (p *winoWgrad) run(x, gy, out []float32) {
-	bufs := make([]*[]float32, len(p.segs))
-	parts := make([][]float32, len(p.segs))
-	for s := range parts {
-		bufs[s] = getScratch[float32](&scratchF32, p.partLen)
-		parts[s] = *bufs[s]
-	}
-	defer func() {
-		for _, b := range bufs {
-			scratchF32.Put(b)
-		}
-	}()
-	if task := func(s int) { p.segment(x, gy, p.segs[s], parts[s]) }; len(p.segs) > 1 && workers.Workers() > 1 && !directSerial {
-		workers.ParallelFor(len(p.segs), task)
-	} else {
-		for s := range p.segs {
-			task(s)
-		}
-	}
-	sum := parts[0]
-	for _, q := range parts[1:] {
-		addF32(sum, sum, q, len(sum))
-	}
-	tapMajorToOut(sum, out, 1, p.cout, p.cin, p.ldx, winograd.R*winograd.R, p.tapStride())
+	parts, release := segmentParts(len(p.segs), p.partLen)
+	defer release()
+	directFor(len(p.segs), func(s int) { p.segment(x, gy, p.segs[s], parts[s]) })
+	tapMajorToOut(sumParts(parts), out, 1, p.cout, p.cin, p.ldx, winograd.R*winograd.R, p.tapStride())
 }
 
 // tapStride is the distance between the taps of a partial gradient: a

@@ -40,11 +40,7 @@ func CrossEntropy(logits, targets *ember.Tensor) *ember.Tensor {
 // every target; PyTorch warns of any size mismatch and goes on, this
 // refuses the ones that grow the result) or empty tensors.
 func MSE(pred, target *ember.Tensor) *ember.Tensor {
-	need("mse", []string{"pred", "target"}, pred, target)
-	if !pred.DType().IsFloat() || !target.DType().IsFloat() {
-		fail("mse", pred, "needs float tensors")
-	}
-	fitsPred("mse", pred, target)
+	checkPair("mse", pred, target)
 	d := autocastF32(pred, target).Sub(autocastF32(target, pred))
 	if d.NumElements() == 0 {
 		fail("mse", pred, "needs at least one element")

@@ -313,24 +313,24 @@ func autocastF32(x *ember.Tensor, peers ...*ember.Tensor) *ember.Tensor {
 	return x
 }
 
-// pair checks a regression loss's operands: float tensors, target
-// broadcasting to pred's shape (fitsPred); it returns pred − target (in F32 under autocast).
+// pair checks a regression loss's operands (checkPair) and returns
+// pred − target (in F32 under autocast).
 func pair(op string, pred, target *ember.Tensor) *ember.Tensor {
-	need(op, []string{"pred", "target"}, pred, target)
-	if !pred.DType().IsFloat() || !target.DType().IsFloat() {
-		fail(op, pred, "needs float tensors")
-	}
-	fitsPred(op, pred, target)
+	checkPair(op, pred, target)
 	pred = autocastF32(pred, target)
 	return pred.Sub(target.Cast(pred.DType()))
 }
 
-// fitsPred panics with an *ember.Error naming op when target does not
-// broadcast to pred's shape: a target that would grow the result, such as
-// target [B] against pred [B, 1] (a [B, B] difference of every prediction
-// with every target), is the classic mistake PyTorch's losses warn of;
-// here it is refused.
-func fitsPred(op string, pred, target *ember.Tensor) {
+// checkPair panics with an *ember.Error naming op unless pred and target
+// are non-nil float tensors and target broadcasts to pred's shape: a
+// target that would grow the result, such as target [B] against pred
+// [B, 1] (a [B, B] difference of every prediction with every target), is
+// the classic mistake PyTorch's losses warn of; here it is refused.
+func checkPair(op string, pred, target *ember.Tensor) {
+	need(op, []string{"pred", "target"}, pred, target)
+	if !pred.DType().IsFloat() || !target.DType().IsFloat() {
+		fail(op, pred, "needs float tensors")
+	}
 	fitsShape(op, "pred", "target", pred, target)
 }
 

@@ -38,6 +38,7 @@ type Backend struct {
 	fusedTier    atomic.Pointer[fusedTier] // how fused kernels are compiled (fused_tiering.go)
 	fusedStats   fusedCounters
 	elemKernels  sync.Map // elemVariant -> *Kernel
+	fusedPlans   sync.Map // fused program signature (fusedSignature) -> *fusedPlan
 	blasOnce     sync.Once
 	blas         cublas.Handle
 	blasErr      error

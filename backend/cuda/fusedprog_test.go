@@ -435,7 +435,7 @@ func TestFusedAdam(t *testing.T) {
 
 // fusedVariants lists the variants compiled for p's signature on b.
 func fusedVariants(b *Backend, p *ir.FusedProgram) []string {
-	v, ok := fusedPlans.Load(fusedPlanKey{b, fusedSignature(p)})
+	v, ok := b.fusedPlans.Load(fusedSignature(p))
 	if !ok {
 		return nil
 	}

@@ -169,14 +169,6 @@ type fusedConstBits struct {
 	values, bits []uint64
 }
 
-type fusedPlanKey struct {
-	b   *Backend
-	sig string
-}
-
-// fusedPlans caches every backend's plans by signature.
-var fusedPlans sync.Map // fusedPlanKey -> *fusedPlan
-
 // fusedSignature is what a fused kernel's source depends on: p's
 // signature (ir.FusedProgram.Signature) without the constants' values,
 // which the kernels take as parameters. Programs that differ only in
@@ -213,11 +205,11 @@ func fusedSignature(p *ir.FusedProgram) string {
 
 // fusedPlanOf returns the plan of p's signature, making it on first use.
 func (b *Backend) fusedPlanOf(p *ir.FusedProgram) *fusedPlan {
-	key := fusedPlanKey{b, fusedSignature(p)}
-	if v, ok := fusedPlans.Load(key); ok {
+	sig := fusedSignature(p)
+	if v, ok := b.fusedPlans.Load(sig); ok {
 		return v.(*fusedPlan)
 	}
-	plan := &fusedPlan{sig: key.sig}
+	plan := &fusedPlan{sig: sig}
 	if fusedCheck(p, b.FusesNode) == nil {
 		plan.ok = true
 		plan.p = ir.FusedProgram{
@@ -235,7 +227,7 @@ func (b *Backend) fusedPlanOf(p *ir.FusedProgram) *fusedPlan {
 			}
 		}
 	}
-	v, _ := fusedPlans.LoadOrStore(key, plan)
+	v, _ := b.fusedPlans.LoadOrStore(sig, plan)
 	return v.(*fusedPlan)
 }
 

@@ -1,8 +1,6 @@
 package flex
 
 import (
-	"math"
-
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
 )
@@ -90,52 +88,6 @@ func (be *Backend) random(op ir.Op) ir.Outputs {
 	dist := ir.Distribution{Kind: ir.DistributionKind(op.Sub), A: op.Scalars[0], B: op.Scalars[1]}
 	dt := op.DType
 	vals := make(fvec[float64], numel(op.Shape))
-	be.mu.Lock()
-	for i := range vals {
-		vals[i] = be.sample(dist, dt)
-	}
-	be.mu.Unlock()
+	be.rng.Sample(vals, dist, dt)
 	return ir.One(newTensor(dt, op.Shape, castStorage(fst(vals), backend.F64, dt)))
-}
-
-// sample draws one value; be.mu must be held.
-func (be *Backend) sample(d backend.Distribution, dt backend.DType) float64 {
-	switch d.Kind {
-	case backend.DistNormal:
-		return d.A + d.B*be.rng.NormFloat64()
-	case backend.DistBernoulli:
-		return b2f(be.rng.Float64() < d.A)
-	}
-	if dt == backend.Bool {
-		return b2f(be.rng.Float64() < 0.5)
-	}
-	lo, hi := 0.0, 1.0
-	if d.Kind == backend.DistUniform {
-		lo, hi = d.A, d.B
-	}
-	var u float64
-	for try := 0; try < 64; try++ {
-		u = lo + be.rng.Float64()*(hi-lo)
-		if dt.IsInt() {
-			u = math.Floor(u)
-		}
-		if !(hi > lo) || roundTo(dt, u) < hi {
-			break
-		}
-	}
-	return u
-}
-
-// roundTo rounds x to the nearest value of float dtype dt (other dtypes:
-// x unchanged).
-func roundTo(dt backend.DType, x float64) float64 {
-	switch dt {
-	case backend.F32, backend.Flex32:
-		return float64(float32(x))
-	case backend.F16:
-		return float64(backend.F16ToFloat32(backend.F16FromFloat64(x)))
-	case backend.BF16:
-		return float64(backend.BF16ToFloat32(backend.BF16FromFloat64(x)))
-	}
-	return x
 }

@@ -2,10 +2,9 @@ package flex
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"sync"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/internal/hostrng"
 	"github.com/emberml/ember/internal/sysmem"
 	"github.com/emberml/ember/ir"
 )
@@ -19,9 +18,7 @@ const DefaultSeed uint64 = 0x5eed
 // mutex guards.
 type Backend struct {
 	id  backend.DeviceID
-	mu  sync.Mutex // guards rng and pcg
-	rng *rand.Rand
-	pcg *rand.PCG // rng's source, whose state RNGState reads
+	rng *hostrng.Generator
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -29,9 +26,7 @@ var _ backend.Backend = (*Backend)(nil)
 // New returns a flex backend identified by id (usually
 // backend.DeviceID{Type: "flex"}), its generator seeded with DefaultSeed.
 func New(id backend.DeviceID) *Backend {
-	be := &Backend{id: id}
-	be.Seed(DefaultSeed)
-	return be
+	return &Backend{id: id, rng: hostrng.New(DefaultSeed)}
 }
 
 // ID identifies the device this backend runs on.
@@ -45,34 +40,21 @@ func (be *Backend) Flush() {}
 
 // Seed re-seeds the generator (a PCG from math/rand/v2): after Seed(s) the
 // same sequence of Random ops yields the same values.
-func (be *Backend) Seed(seed uint64) {
-	be.mu.Lock()
-	defer be.mu.Unlock()
-	be.pcg = rand.NewPCG(seed, 0x9e3779b97f4a7c15)
-	be.rng = rand.New(be.pcg)
-}
+func (be *Backend) Seed(seed uint64) { be.rng.Seed(seed) }
 
 // RNGState returns the generator's state, "pcg:" and the PCG's 128-bit
 // state (math/rand/v2's PCG.MarshalBinary); it implements
 // backend.RNGStater. rand.Rand keeps no state beside its source, so the
 // source's state is the whole generator's.
-func (be *Backend) RNGState() ([]byte, error) {
-	be.mu.Lock()
-	defer be.mu.Unlock()
-	return be.pcg.MarshalBinary()
-}
+func (be *Backend) RNGState() ([]byte, error) { return be.rng.State() }
 
 // SetRNGState restores a state RNGState returned (of this backend or of
 // another whose generator is a PCG seeded the same way: flex, cpu,
 // ndarray). It returns an error, changing nothing, for another state.
 func (be *Backend) SetRNGState(state []byte) error {
-	pcg := new(rand.PCG)
-	if err := pcg.UnmarshalBinary(state); err != nil {
-		return fmt.Errorf("%s: SetRNGState: not a PCG generator state (%d bytes): %w", be.id, len(state), err)
+	if err := be.rng.SetState(state); err != nil {
+		return fmt.Errorf("%s: SetRNGState: %w", be.id, err)
 	}
-	be.mu.Lock()
-	defer be.mu.Unlock()
-	be.pcg, be.rng = pcg, rand.New(pcg)
 	return nil
 }
 

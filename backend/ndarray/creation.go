@@ -1,8 +1,6 @@
 package ndarray
 
 import (
-	"math"
-
 	"github.com/emberml/ember/backend"
 	"github.com/emberml/ember/ir"
 )
@@ -51,61 +49,8 @@ func (be *Backend) arange(op ir.Op) *Tensor {
 func (be *Backend) random(op ir.Op) *Tensor {
 	d := ir.Distribution{Kind: ir.DistributionKind(op.Sub), A: op.Scalars[0], B: op.Scalars[1]}
 	v := make([]float64, ir.NumElements(op.Shape))
-	be.mu.Lock()
-	for j := range v {
-		v[j] = be.sample(d, op.DType)
-	}
-	be.mu.Unlock()
+	be.rng.Sample(v, d, op.DType)
 	t := fromData(ir.FromSlice(v, op.Shape).Convert(op.DType))
 	t.shape = op.Shape
 	return t
-}
-
-// sample draws one value; be.mu must be held.
-func (be *Backend) sample(d ir.Distribution, dt backend.DType) float64 {
-	switch d.Kind {
-	case ir.DistNormal:
-		return d.A + d.B*be.rng.NormFloat64()
-	case ir.DistBernoulli:
-		return b2f(be.rng.Float64() < d.A)
-	}
-	if dt == backend.Bool {
-		return b2f(be.rng.Float64() < 0.5)
-	}
-	lo, hi := 0.0, 1.0
-	if d.Kind == ir.DistUniform {
-		lo, hi = d.A, d.B
-	}
-	var u float64
-	for range 64 {
-		u = lo + be.rng.Float64()*(hi-lo)
-		if dt.IsInt() {
-			u = math.Floor(u)
-		}
-		if !(hi > lo) || roundTo(dt, u) < hi {
-			break
-		}
-	}
-	return u
-}
-
-// roundTo rounds x to the nearest value of float dtype dt, once (other
-// dtypes: x unchanged).
-func roundTo(dt backend.DType, x float64) float64 {
-	switch dt {
-	case backend.F32, backend.Flex32:
-		return float64(float32(x))
-	case backend.F16:
-		return float64(ir.F16ToFloat32(ir.F16FromFloat64(x)))
-	case backend.BF16:
-		return float64(ir.BF16ToFloat32(ir.BF16FromFloat64(x)))
-	}
-	return x
-}
-
-func b2f(x bool) float64 {
-	if x {
-		return 1
-	}
-	return 0
 }

@@ -399,3 +399,10 @@ func TestWhere(t *testing.T) {
 		}
 	}
 }
+
+func b2f(x bool) float64 {
+	if x {
+		return 1
+	}
+	return 0
+}

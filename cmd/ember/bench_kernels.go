@@ -158,6 +158,17 @@ func (b *bencher) measure(k kernelRow) []benchResult {
 	return withPeerRatios(row, peerRows...)
 }
 
+// measureOrNote is measure, or, when Ember fails to run the row (out of
+// device memory, say), a row whose note says why, so that the family's
+// other rows still run.
+func (b *bencher) measureOrNote(k kernelRow) []benchResult {
+	var res []benchResult
+	if err := ember.Try(func() { res = b.measure(k) }); err != nil {
+		return []benchResult{{Bench: k.bench, Shape: k.shape, Backend: b.name, DType: k.dtype, Note: "failed: " + err.Error()}}
+	}
+	return res
+}
+
 // torchSetting names the thread count of PyTorch's answer r.
 func torchSetting(r torchpeer.Result) string {
 	if r.Threads == 1 {
@@ -248,7 +259,7 @@ func benchKernels(b *bencher) ([]benchResult, error) {
 		err := ember.Try(func() {
 			rows := group(b)
 			for i := range rows {
-				out = append(out, b.measure(rows[i])...)
+				out = append(out, b.measureOrNote(rows[i])...)
 				// The row's tensors go before the next row's are made
 				// (the CUDA rows' take gigabytes).
 				rows[i] = kernelRow{}

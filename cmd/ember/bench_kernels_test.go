@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emberml/ember"
 	"github.com/emberml/ember/internal/torchpeer"
 )
 
@@ -203,5 +204,20 @@ func TestBenchRoofline(t *testing.T) {
 	}
 	if kernelCUDA(b) != nil {
 		t.Fatal("CUDA rows on the cpu")
+	}
+}
+
+// TestBenchKernelRowFails: a row Ember cannot run gives a row whose note
+// says why instead of failing the family.
+func TestBenchKernelRowFails(t *testing.T) {
+	tinyBench(t)
+	b, err := newBencher(BenchConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := ember.Zeros([]int{2, 3}, b.dev)
+	rows := b.measureOrNote(kernelRow{bench: "bad", shape: "2x3", dtype: "f32", run: func() { x.Matmul(x) }})
+	if len(rows) != 1 || rows[0].Median != 0 || !strings.HasPrefix(rows[0].Note, "failed: ") || !strings.Contains(rows[0].Note, "matmul") {
+		t.Fatalf("%+v", rows)
 	}
 }

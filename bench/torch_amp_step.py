@@ -14,10 +14,13 @@ per step in microseconds; the last line names the fastest setting.
 
 Usage: python3 bench/torch_amp_step.py [--dtype f32|bf16] [--steps N] [--repeats N]
 """
-import contextlib, json, statistics, sys, time
+import contextlib, json, os, statistics, sys, time
 
 import torch
 import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "internal", "torchpeer"))
+import torch_peer  # noqa: E402
 
 
 def arg(name, default, conv=int):
@@ -29,7 +32,7 @@ def arg(name, default, conv=int):
 def measure(threads, dtype, steps, repeats):
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    m = nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+    m = torch_peer.model("mlp")
     opt = torch.optim.Adam(m.parameters(), lr=1e-3)
     lossf = nn.CrossEntropyLoss()
     x = torch.rand(64, 1, 28, 28)

@@ -5,7 +5,10 @@ CNN conv5 1->32, ReLU, max-pool 2, conv5 32->64, ReLU, max-pool 2, linear
 1024 -> 10 (train/models.go); a batch of 64 random images and labels,
 cross-entropy loss, torch.optim.Adam (lr 1e-3), the loss read back each
 step (as ember's step does with loss.Item()). The peer of
-`go test -bench 'TrainStep/cpu/(mlp|cnn)/eager' ./train`.
+`go test -bench 'TrainStep/cpu/(mlp|cnn)/eager' ./train`. The models and
+the step are internal/torchpeer/torch_peer.py's cases mlp_step and
+cnn_step, which `ember bench kernels` runs through the Go package
+internal/torchpeer.
 
 For each thread count (1, 2 and PyTorch's default) and each Adam
 implementation (foreach off and on) it times REPEATS runs of STEPS steps
@@ -18,22 +21,15 @@ Usage: python3 bench/torch_mlp_step.py [--model mlp|cnn] [--steps N] [--repeats 
 import json, os, resource, statistics, sys, time
 
 import torch
-import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "internal", "torchpeer"))
+import torch_peer  # noqa: E402
 
 
 def arg(name, default):
     if name in sys.argv:
         return int(sys.argv[sys.argv.index(name) + 1])
     return default
-
-
-def model(name):
-    if name == "mlp":
-        return nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 5), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 5), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(1024, 10))
 
 
 def cpu_seconds():
@@ -43,20 +39,7 @@ def cpu_seconds():
 
 def measure(name, threads, foreach, steps, repeats):
     torch.set_num_threads(threads)
-    torch.manual_seed(1)
-    m = model(name)
-    opt = torch.optim.Adam(m.parameters(), lr=1e-3, foreach=foreach)
-    lossf = nn.CrossEntropyLoss()
-    x = torch.rand(64, 1, 28, 28)
-    y = torch.randint(0, 10, (64,))
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = lossf(m(x), y)
-        loss.backward()
-        opt.step()
-        return loss.item()
-
+    step = torch_peer.build(name + "_step", "cpu", "f32", (64, int(foreach)))
     for _ in range(max(20, steps // 5)):
         step()
     times, cpus = [], []

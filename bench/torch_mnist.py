@@ -12,6 +12,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "internal", "torchpeer"))
+from torch_peer import model  # noqa: E402  the models of train/models.go
+
 
 def idx(path):
     with gzip.open(path, "rb") as f:
@@ -26,15 +29,6 @@ def load(d, split):
     x = idx(f"{d}/{p}-images-idx3-ubyte.gz").astype(np.float32) / 255.0
     y = idx(f"{d}/{p}-labels-idx1-ubyte.gz").astype(np.int64)
     return torch.from_numpy(x).unsqueeze(1), torch.from_numpy(y)
-
-
-def model(name):
-    if name == "mlp":
-        return nn.Sequential(nn.Flatten(), nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 5), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 5), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(1024, 10))
 
 
 def main():

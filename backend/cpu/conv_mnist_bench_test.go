@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/internal/torchpeer"
 	"github.com/emberml/ember/ir"
 )
 
@@ -26,6 +27,7 @@ type mnistConvOp struct {
 	name  string // conv1_fwd, conv1_dgrad, ...: bench/torch_conv_bench.py's names
 	flops float64
 	run   func()
+	peer  torchpeer.Case // the PyTorch peer's case
 }
 
 // mnistConvOps builds the six kernels of mnistConvLayers on be with
@@ -39,10 +41,12 @@ func mnistConvOps(be *Backend) []mnistConvOp {
 		ys := convShape(l.xs[:], l.ws[:], o, false)
 		g := randTensor(be, ys[:], uint64(10*i+3))
 		flops := 2 * float64(ys[0]*ys[1]*ys[2]*ys[3]) * float64(l.ws[1]*l.ws[2]*l.ws[3])
+		// torch_peer.py's conv cases: [n, cin, h, w, cout, kh, kw, pad].
+		dims := []int{l.xs[0], l.xs[1], l.xs[2], l.xs[3], l.ws[0], l.ws[2], l.ws[3], 0}
 		ops = append(ops,
-			mnistConvOp{l.name + "_fwd", flops, func() { ir.Conv2d(be, x, w, o) }},
-			mnistConvOp{l.name + "_dgrad", flops, func() { ir.ConvTranspose2d(be, g, w, o) }},
-			mnistConvOp{l.name + "_wgrad", flops, func() { conv2dWeightGrad(be, x, g, l.ws, o) }},
+			mnistConvOp{l.name + "_fwd", flops, func() { ir.Conv2d(be, x, w, o) }, torchpeer.Case{Name: "conv_fwd", Dims: dims}},
+			mnistConvOp{l.name + "_dgrad", flops, func() { ir.ConvTranspose2d(be, g, w, o) }, torchpeer.Case{Name: "conv_dgrad", Dims: dims}},
+			mnistConvOp{l.name + "_wgrad", flops, func() { conv2dWeightGrad(be, x, g, l.ws, o) }, torchpeer.Case{Name: "conv_wgrad", Dims: dims}},
 		)
 	}
 	return ops
@@ -72,37 +76,40 @@ func BenchmarkConvMNIST(b *testing.B) {
 }
 
 // BenchmarkConvVersusTorch times the kernels of BenchmarkConvMNIST side by
-// side with PyTorch's: it starts bench/torch_conv_bench.py --serve (see
-// startTorchPeer) and runs -benchtime rounds (e.g. -benchtime 5x), each
-// asking PyTorch for the median of convVsIters calls at 1 thread, 2
-// threads and its default, then timing the median of convVsIters calls
-// here, each side after 100 ms of warm-up calls (benchTimed). It reports
-// the medians over the rounds: ember-ms, torch-ms (PyTorch's best setting
-// that round), x-torch (torch-ms / ember-ms, above 1 when this backend is
-// faster) and the thread settings' shares (torch-1t-ms, torch-2t-ms); the
-// mean over the rounds of the calls here that took over 1.6 times their
-// round's fastest (ember-slow/round: the half-speed phases bench/NOTES.md
-// describes); and
+// side with PyTorch's: it starts the PyTorch peer (startTorchPeer;
+// bench/torch_conv_bench.py runs the same cases by hand) and runs
+// -benchtime rounds (e.g. -benchtime 5x), each asking PyTorch for the
+// median of convVsIters calls at 1 thread, 2 threads and its default, then
+// timing the median of convVsIters calls here, each side after 100 ms of
+// warm-up calls (benchTimed). It reports the medians over the rounds:
+// ember-ms, torch-ms (PyTorch's best setting that round), x-torch
+// (torch-ms / ember-ms, above 1 when this backend is faster) and the
+// thread settings' shares (torch-1t-ms, torch-2t-ms); the mean over the
+// rounds of the calls here that took over 1.6 times their round's fastest
+// (ember-slow/round: the half-speed phases bench/NOTES.md describes); and
 // in process CPU time per call (all threads, warm-up calls included,
 // which a shared machine's load distorts less): ember-cpu-ms,
 // torch-cpu-ms (the least of PyTorch's settings that round) and
-// x-torch-cpu. ns/op counts both sides and means nothing. The
-// worker pool keeps the size it started with, so compare worker counts in
-// separate processes (-cpu 1, then -cpu 2), not with one -cpu list.
+// x-torch-cpu. ns/op counts both sides and means nothing. The worker pool
+// keeps the size it started with, so compare worker counts in separate
+// processes (-cpu 1, then -cpu 2), not with one -cpu list.
 func BenchmarkConvVersusTorch(b *testing.B) {
-	peer := startTorchPeer(b, "torch_conv_bench.py")
-	defer peer.close()
+	peer := startTorchPeer(b)
 	for _, op := range mnistConvOps(New(backend.DeviceID{Type: "cpu"})) {
 		b.Run(op.name, func(b *testing.B) {
 			var ours, theirs, one, two, oursCPU, theirsCPU []float64
 			slow := 0
 			for b.Loop() {
-				t1, c1 := peer.medianCPU(b, op.name, 1, convVsIters)
-				t2, c2 := peer.medianCPU(b, op.name, 2, convVsIters)
-				td, cd := peer.medianCPU(b, op.name, 0, convVsIters)
-				one, two = append(one, t1), append(two, t2)
-				theirs = append(theirs, math.Min(t1, math.Min(t2, td)))
-				theirsCPU = append(theirsCPU, math.Min(c1, math.Min(c2, cd)))
+				var pt [3]torchpeer.Result
+				for i, threads := range []int{1, 2, 0} {
+					var err error
+					if pt[i], err = peer.Median(op.peer, threads, convVsIters); err != nil {
+						b.Fatal(err)
+					}
+				}
+				one, two = append(one, pt[0].Seconds), append(two, pt[1].Seconds)
+				theirs = append(theirs, math.Min(pt[0].Seconds, math.Min(pt[1].Seconds, pt[2].Seconds)))
+				theirsCPU = append(theirsCPU, math.Min(pt[0].CPUSeconds, math.Min(pt[1].CPUSeconds, pt[2].CPUSeconds)))
 				p0, _ := processCPUTime()
 				r := benchTimed(convVsIters, op.run)
 				p1, _ := processCPUTime()

@@ -1,19 +1,11 @@
 package cpu
 
 import (
-	"bufio"
-	"fmt"
-	"io"
-	"math"
-	"os"
-	"os/exec"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/internal/torchpeer"
 	"github.com/emberml/ember/ir"
 )
 
@@ -90,20 +82,19 @@ func BenchmarkLayerNormGrad(b *testing.B) {
 
 // BenchmarkNormVersusTorch times the kernels of BenchmarkSoftmax and its
 // neighbors (Exec, output allocation included) side by side with
-// PyTorch's: it starts bench/torch_norm_bench.py --serve under a python3
-// that has torch ($EMBER_TORCH_PYTHON, else python3, else
-// /usr/bin/python3; skipped when none does) and runs -benchtime rounds
-// (e.g. -benchtime 5x), each asking PyTorch for the median of
-// normVsIters calls at 1 thread, 2 threads and its default, then timing
-// the median of normVsIters calls here. It reports the medians over the
-// rounds: ember-ms, torch-ms (PyTorch's best setting), x-torch
+// PyTorch's: it starts the PyTorch peer (internal/torchpeer, under
+// $EMBER_TORCH_PYTHON, else python3, else /usr/bin/python3; skipped when
+// none has torch) and runs -benchtime rounds (e.g. -benchtime 5x), each
+// asking PyTorch for the median of normVsIters calls at 1 thread, 2
+// threads and its default, then timing the median of normVsIters calls
+// here, each side after 100 ms of warm-up calls. It reports the medians
+// over the rounds: ember-ms, torch-ms (PyTorch's best setting), x-torch
 // (torch-ms / ember-ms, above 1 when this backend is faster) and, for the
 // forward kinds, kernel-ms (the kernel writing into a buffer it reuses:
 // Exec without the output's allocation); ns/op counts both sides and
 // means nothing.
 func BenchmarkNormVersusTorch(b *testing.B) {
-	peer := startTorchPeer(b, "torch_norm_bench.py")
-	defer peer.close()
+	peer := startTorchPeer(b)
 	for _, c := range []struct {
 		name string
 		k    ir.Kind
@@ -115,13 +106,14 @@ func BenchmarkNormVersusTorch(b *testing.B) {
 			be := New(backend.DeviceID{Type: "cpu"})
 			op := benchNormOp(be, c.k)
 			kernel := kernelOnly(be, op)
+			pc := torchpeer.Case{Name: c.name, Dims: []int{benchRows, benchCols}}
 			var ours, bare, theirs []float64
 			for b.Loop() {
-				best := math.Inf(1)
-				for _, threads := range []int{1, 2, 0} {
-					best = min(best, peer.median(b, c.name, threads, normVsIters))
+				r, err := peer.Best(pc, normVsIters)
+				if err != nil {
+					b.Fatal(err)
 				}
-				theirs = append(theirs, best)
+				theirs = append(theirs, r.Seconds)
 				ours = append(ours, benchMedianSeconds(normVsIters, func() { be.Exec(op) }))
 				if kernel != nil {
 					bare = append(bare, benchMedianSeconds(normVsIters, kernel))
@@ -160,13 +152,6 @@ func kernelOnly(be *Backend, op ir.Op) func() {
 // normVsIters is the number of calls each side times per round.
 const normVsIters = 15
 
-// benchWarmup is how long benchTimed calls f before timing it. After an
-// idle gap of 200 ms or more (a peer's turn), this 2-vCPU machine runs a
-// two-worker kernel at one worker's speed for 30–50 ms (bench/NOTES.md,
-// "half-speed phases"), which two warm-up calls left inside the median;
-// bench/torch_peer.py's timed warms up for as long.
-const benchWarmup = 100 * time.Millisecond
-
 // benchRun is what benchTimed measured.
 type benchRun struct {
 	median float64 // seconds, of the timed calls
@@ -179,24 +164,14 @@ type benchRun struct {
 // as long).
 const benchSlow = 1.6
 
-// benchTimed calls f for benchWarmup (at least twice), then times iters
-// calls.
+// benchTimed calls f for torchpeer.Warmup (at least twice; the PyTorch
+// peer warms up for as long), then times iters calls.
 func benchTimed(iters int, f func()) benchRun {
-	var r benchRun
-	for t0 := time.Now(); r.calls < 2 || time.Since(t0) < benchWarmup; r.calls++ {
-		f()
-	}
-	ts := make([]float64, iters)
-	for i := range ts {
-		t0 := time.Now()
-		f()
-		ts[i] = time.Since(t0).Seconds()
-	}
-	r.calls += iters
-	r.median = benchMedian(ts)
-	fastest := slices.Min(ts)
-	for _, t := range ts {
-		if t > benchSlow*fastest {
+	t := torchpeer.Time(iters, torchpeer.Warmup, f)
+	r := benchRun{median: t.Median, calls: t.Calls}
+	fastest := slices.Min(t.Times)
+	for _, s := range t.Times {
+		if s > benchSlow*fastest {
 			r.slow++
 		}
 	}
@@ -208,88 +183,16 @@ func benchMedianSeconds(iters int, f func()) float64 {
 	return benchTimed(iters, f).median
 }
 
-func benchMedian(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
+func benchMedian(v []float64) float64 { return torchpeer.Median(v) }
 
-// torchPeer is a running peer script of bench/ (torch_norm_bench.py,
-// torch_conv_bench.py) in --serve mode.
-type torchPeer struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Scanner
-}
-
-// startTorchPeer starts bench/script --serve, or skips b when no python3
+// startTorchPeer starts the PyTorch peer (torchpeer.Start with the
+// default interpreters), stopped when b ends, or skips b when no Python
 // with torch runs it.
-func startTorchPeer(b *testing.B, script string) *torchPeer {
-	var tried []string
-	for _, py := range []string{os.Getenv("EMBER_TORCH_PYTHON"), "python3", "/usr/bin/python3"} {
-		if py == "" {
-			continue
-		}
-		cmd := exec.Command(py, "../../bench/"+script, "--serve")
-		in, err := cmd.StdinPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		outp, err := cmd.StdoutPipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			tried = append(tried, py+": "+err.Error())
-			continue
-		}
-		out := bufio.NewScanner(outp)
-		if out.Scan() && strings.HasPrefix(out.Text(), "ready") {
-			return &torchPeer{cmd: cmd, in: in, out: out}
-		}
-		in.Close()
-		cmd.Wait()
-		tried = append(tried, py+": no torch")
-	}
-	b.Skipf("no python3 with torch to run bench/%s (%s)", script, strings.Join(tried, "; "))
-	return nil
-}
-
-// median asks the peer for the median seconds of iters calls of op at
-// threads threads (0: PyTorch's default).
-func (p *torchPeer) median(b *testing.B, op string, threads, iters int) float64 {
-	v, _ := p.medianCPU(b, op, threads, iters)
-	return v
-}
-
-// medianCPU is median, also returning the peer's process CPU seconds per
-// call when its answer carries them (NaN otherwise).
-func (p *torchPeer) medianCPU(b *testing.B, op string, threads, iters int) (wall, cpu float64) {
-	if _, err := fmt.Fprintf(p.in, "%s %d %d\n", op, threads, iters); err != nil {
-		b.Fatal(err)
-	}
-	if !p.out.Scan() {
-		b.Fatalf("torch peer: no answer for %s: %v", op, p.out.Err())
-	}
-	f := strings.Fields(p.out.Text())
-	if len(f) == 0 {
-		b.Fatalf("torch peer: empty answer for %s", op)
-	}
-	wall, err := strconv.ParseFloat(f[0], 64)
+func startTorchPeer(b *testing.B) *torchpeer.Peer {
+	p, err := torchpeer.Start(torchpeer.Options{})
 	if err != nil {
-		b.Fatalf("torch peer: %v", err)
+		b.Skip(err)
 	}
-	cpu = math.NaN()
-	if len(f) > 1 {
-		if cpu, err = strconv.ParseFloat(f[1], 64); err != nil {
-			b.Fatalf("torch peer: %v", err)
-		}
-	}
-	return wall, cpu
-}
-
-func (p *torchPeer) close() {
-	fmt.Fprintln(p.in, "quit")
-	p.in.Close()
-	p.cmd.Wait()
+	b.Cleanup(func() { p.Close() })
+	return p
 }

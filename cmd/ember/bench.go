@@ -101,6 +101,22 @@ implementations measured in the same run:
   vs-cuda  f32 matmul 4096 and 2^28-element f32 add on --device and on
            cuda:0 in one process, the device's rate relative to cuda:0's
            (runs only when named: it needs 3 GiB on each device)
+  kernels  the kernels of the performance targets against their peers,
+           the two sides timed in turn for 5 rounds (each the median of 15
+           calls after 100 ms of warm-up calls; the row gives the median
+           over the rounds): softmax, log-softmax and layer-norm of
+           [4096, 1024] f32, the MNIST MLP step and the MNIST CNN's two
+           convolutions (forward, input and weight gradients) against
+           PyTorch at its fastest thread setting (1, 2 or its default);
+           sums of [4096, 4096] f32 along each axis (peer: Go's copy);
+           the fused Adam step of the MLP's parameters against the
+           composed update (optim's StepWith); on a CUDA device also
+           sum 2^28, axis sums of [16384, 16384], softmax [16384, 4096],
+           bf16 add 2^28 and conv2d 64x64x56x56 3x3 in f32 and bf16
+           against PyTorch on cuda. PyTorch runs under the Python that
+           $EMBER_TORCH_PYTHON names, else python3 or /usr/bin/python3;
+           where none has torch the rows come without it and a line says
+           why
 
 Positional arguments select families; none runs all but vs-cuda.
 --plot FILE draws each result's speed relative to its peers (a bar per
@@ -109,7 +125,8 @@ peer, log scale) into a .png, .svg or .pdf file.`,
   ember bench --json matmul
   ember bench --device flex add sum
   ember bench --plot bench.png matmul add sum fusion
-  ember bench --device vulkan vs-cuda`,
+  ember bench --device vulkan vs-cuda
+  EMBER_TORCH_PYTHON=$HOME/venv/bin/python ember bench --json kernels`,
 		Args: func(_ *cobra.Command, args []string) error {
 			for _, a := range args {
 				if !slices.ContainsFunc(benchFamilies, func(f benchFamily) bool { return f.name == a }) {
@@ -157,6 +174,7 @@ func benchMain(cfg BenchConfig) error {
 	if err != nil {
 		return err
 	}
+	defer b.closePeers()
 	var all []benchResult
 	for _, f := range benchFamilies {
 		if len(cfg.Families) > 0 && !slices.Contains(cfg.Families, f.name) || len(cfg.Families) == 0 && f.explicit {
@@ -186,10 +204,19 @@ func benchMain(cfg BenchConfig) error {
 		}
 	}
 	if cfg.JSON {
+		// The notes keep standard output one JSON object per line.
+		if cfg.ErrOut != nil {
+			for _, n := range b.notes {
+				fmt.Fprintln(cfg.ErrOut, n)
+			}
+		}
 		return nil
 	}
 	if err := printBenchTable(cfg.Out, all); err != nil {
 		return err
+	}
+	for _, n := range b.notes {
+		fmt.Fprintln(cfg.Out, n)
 	}
 	if cfg.Plot != "" {
 		fmt.Fprintf(cfg.Out, "wrote the comparison with the peers to %s\n", cfg.Plot)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/emberml/ember"
 	"github.com/emberml/ember/backend/cpu"
+	"github.com/emberml/ember/internal/torchpeer"
 	"github.com/emberml/ember/nn"
 	"github.com/emberml/ember/optim"
 	"github.com/emberml/ember/train"
@@ -40,6 +41,12 @@ type bencher struct {
 	openblas *cpu.GEMM
 	blasErr  error
 	errOut   io.Writer
+	// torch is the PyTorch peer (started by the first family that needs
+	// it, torchTried then set; nil when none could be).
+	torch      *torchpeer.Peer
+	torchTried bool
+	// notes are lines printed after the results (why a peer is missing).
+	notes []string
 }
 
 func newBencher(cfg BenchConfig) (*bencher, error) {
@@ -270,22 +277,25 @@ func benchSoftmax(b *bencher) ([]benchResult, error) {
 // forward, cross-entropy, backward and an Adam update.
 func benchMNIST(b *bencher) ([]benchResult, error) {
 	batch := max(64/benchScale, 2)
-	adev := b.dev.Autodiff()
+	sec := b.median("mnist mlp step", mnistStep(b.dev, batch))
+	return []benchResult{{Bench: "mnist-mlp-step", Shape: fmt.Sprintf("784-128-10 batch %d adam", batch),
+		Backend: b.name, DType: "f32", Median: sec}}, nil
+}
+
+// mnistStep returns one training step of a new MNIST MLP on dev (with
+// autodiff) on a batch of batch synthetic images: forward, cross-entropy,
+// backward, an Adam update and the loss read back.
+func mnistStep(dev ember.Device, batch int) func() {
+	adev := dev.Autodiff()
 	model := train.NewMLP(adev)
 	opt := optim.NewAdam(model.NamedParameters(), optim.AdamConfig{LR: 1e-3})
 	images := randFloats[float32](batch*784, 1)
-	labels := make([]int, batch)
-	for i := range labels {
-		labels[i] = i % 10
-	}
-	step := func() {
+	labels := mnistLabels(batch)
+	return func() {
 		x := ember.FromFloats(images, []int{batch, 1, 28, 28}, adev)
 		y := ember.FromInts(labels, []int{batch}, adev)
 		loss := nn.CrossEntropy(model.Forward(x), y)
 		opt.Step(loss.Backward())
 		loss.Item()
 	}
-	sec := b.median("mnist mlp step", step)
-	return []benchResult{{Bench: "mnist-mlp-step", Shape: fmt.Sprintf("784-128-10 batch %d adam", batch),
-		Backend: b.name, DType: "f32", Median: sec}}, nil
 }

@@ -27,6 +27,7 @@ var (
 		"gonum":    {R: 44, G: 160, B: 44, A: 255},
 		"go-copy":  {R: 127, G: 127, B: 127, A: 255},
 		"cpu":      {R: 148, G: 103, B: 189, A: 255},
+		"torch":    {R: 23, G: 190, B: 207, A: 255},
 	}
 	peerOpByOp = color.RGBA{R: 255, G: 127, B: 14, A: 255}
 	peerOther  = color.RGBA{R: 214, G: 39, B: 40, A: 255}
@@ -73,7 +74,7 @@ func writeBenchPlot(path, device string, rows []benchResult) error {
 	}
 	cs := comparisons(rows)
 	if len(cs) == 0 {
-		return errors.New("--plot: none of the benchmarks run has a peer to compare with (matmul, add, sum, fusion and backends have)")
+		return errors.New("--plot: none of the benchmarks run has a peer to compare with (matmul, add, sum, fusion, backends and kernels have)")
 	}
 	p := plot.New()
 	p.Title.Text = "ember bench on " + device + ": speed relative to each peer (median times, same run)"
@@ -159,7 +160,7 @@ func peerColor(peer string) color.RGBA {
 	if c, ok := peerColors[peer]; ok {
 		return c
 	}
-	if strings.HasSuffix(peer, "-op-by-op") {
+	if strings.HasSuffix(peer, "-op-by-op") || strings.HasSuffix(peer, "-composed") {
 		return peerOpByOp
 	}
 	return peerOther

@@ -29,7 +29,8 @@ func TestBenchPlot(t *testing.T) {
 			t.Errorf("comparison %d: %q, want %q", i, c.label, want[i])
 		}
 	}
-	if peerColor("cpu-op-by-op") != peerOpByOp || peerColor("openblas") == peerColor("gonum") {
+	if peerColor("cpu-op-by-op") != peerOpByOp || peerColor("cpu-composed") != peerOpByOp || peerColor("openblas") == peerColor("gonum") ||
+		peerColor("torch") == peerOther || peerColor("torch") == peerOpByOp {
 		t.Error("peer colours")
 	}
 	dir := t.TempDir()

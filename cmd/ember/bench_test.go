@@ -12,7 +12,12 @@ func tinyBench(t *testing.T) {
 	t.Helper()
 	oldScale, oldMin, oldMax, oldT, oldMaxT := benchScale, minSamples, maxSamples, minTime, maxTime
 	benchScale, minSamples, maxSamples, minTime, maxTime = 128, 1, 2, 0, time.Second
-	t.Cleanup(func() { benchScale, minSamples, maxSamples, minTime, maxTime = oldScale, oldMin, oldMax, oldT, oldMaxT })
+	oldRounds, oldIters, oldWarmup := kernelRounds, kernelIters, kernelWarmup
+	kernelRounds, kernelIters, kernelWarmup = 1, 2, time.Millisecond
+	t.Cleanup(func() {
+		benchScale, minSamples, maxSamples, minTime, maxTime = oldScale, oldMin, oldMax, oldT, oldMaxT
+		kernelRounds, kernelIters, kernelWarmup = oldRounds, oldIters, oldWarmup
+	})
 }
 
 func TestBenchRejectsUnknownFamily(t *testing.T) {

@@ -92,9 +92,11 @@ implementations measured in the same run:
   add      16M-element f32 add (peer: Go's copy of the same bytes)
   sum      16M-element f32 sum (peer: Go's copy)
   conv2d   batch 64, 3x3, 64->64 channels, 56x56, padding 1
-  softmax  [4096, 1024] f32 over the last axis
+  softmax  the softmax, log-softmax and layer-norm rows of kernels
+           (runs only when named: kernels includes them)
   fusion   gelu(x*a+b)*c on 16M f32, fused against op by op on the same device
-  mnist    one MNIST MLP training step (784-128-10, batch 64, Adam)
+  mnist    the MNIST MLP training step row of kernels (784-128-10, batch
+           64, Adam; runs only when named: kernels includes it)
   backends f32 matmul 512, 16M add and the MNIST step on cpu, ndarray and
            libtorch (those that initialize; libtorch needs -tags libtorch),
            each row's speed relative to cpu's
@@ -118,7 +120,8 @@ implementations measured in the same run:
            where none has torch the rows come without it and a line says
            why
 
-Positional arguments select families; none runs all but vs-cuda.
+Positional arguments select families; none runs all but vs-cuda, softmax
+and mnist (kernels has their rows).
 --plot FILE draws each result's speed relative to its peers (a bar per
 peer, log scale) into a .png, .svg or .pdf file.`,
 		Example: `  ember bench

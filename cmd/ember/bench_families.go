@@ -144,7 +144,7 @@ func (b *bencher) timeOp(label string, f func() *ember.Tensor) float64 {
 
 // benchFamily is one selectable group of measurements. An explicit
 // family runs only when named (it needs hardware or memory the default
-// run should not assume).
+// run should not assume, or its rows are another family's subset).
 type benchFamily struct {
 	name     string
 	run      func(b *bencher) ([]benchResult, error)
@@ -156,9 +156,9 @@ var benchFamilies = []benchFamily{
 	{name: "add", run: func(b *bencher) ([]benchResult, error) { return benchStream(b, "add") }},
 	{name: "sum", run: func(b *bencher) ([]benchResult, error) { return benchStream(b, "sum") }},
 	{name: "conv2d", run: benchConv},
-	{name: "softmax", run: benchSoftmax},
+	{name: "softmax", run: func(b *bencher) ([]benchResult, error) { return b.kernelGroups(kernelNorms) }, explicit: true},
 	{name: "fusion", run: benchFusion},
-	{name: "mnist", run: benchMNIST},
+	{name: "mnist", run: func(b *bencher) ([]benchResult, error) { return b.kernelGroups(kernelMLPStep) }, explicit: true},
 }
 
 func randFloats[T float32 | float64](n int, seed uint64) []T {
@@ -262,15 +262,6 @@ func benchConv(b *bencher) ([]benchResult, error) {
 	sec = b.timeOp("conv_transpose2d "+shape, func() *ember.Tensor { return y.ConvTranspose2d(w, nil, opts) })
 	bwd := benchResult{Bench: "conv_transpose2d", Shape: shape, Backend: b.name, DType: "f32", Median: sec, GFLOPS: flop / sec / 1e9}
 	return []benchResult{fwd, bwd}, nil
-}
-
-func benchSoftmax(b *bencher) ([]benchResult, error) {
-	r, c := max(4096/benchScale, 1), max(1024/benchScale, 2)
-	x := ember.Randn([]int{r, c}, b.dev)
-	shape := fmt.Sprintf("%dx%d", r, c)
-	sec := b.timeOp("softmax "+shape, func() *ember.Tensor { return x.Softmax(1) })
-	return []benchResult{{Bench: "softmax", Shape: shape, Backend: b.name, DType: "f32", Median: sec,
-		GBPS: 2 * 4 * float64(r*c) / sec / 1e9}}, nil
 }
 
 // benchMNIST times one training step of the MLP on synthetic images:

@@ -254,8 +254,13 @@ func (b *bencher) sync() {
 // the Adam step, the MNIST MLP step and the MNIST CNN's convolutions on
 // every device; the roofline rows on a CUDA device only.
 func benchKernels(b *bencher) ([]benchResult, error) {
+	return b.kernelGroups(kernelNorms, kernelAxisSums, kernelAdam, kernelMLPStep, kernelConvs, kernelCUDA)
+}
+
+// kernelGroups measures the rows of each group in turn.
+func (b *bencher) kernelGroups(groups ...func(*bencher) []kernelRow) ([]benchResult, error) {
 	var out []benchResult
-	for _, group := range []func(*bencher) []kernelRow{kernelNorms, kernelAxisSums, kernelAdam, kernelMLPStep, kernelConvs, kernelCUDA} {
+	for _, group := range groups {
 		err := ember.Try(func() {
 			rows := group(b)
 			for i := range rows {

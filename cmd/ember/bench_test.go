@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func TestBenchJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	benches := map[string]bool{}
+	benches, seen := map[string]bool{}, map[string]bool{}
 	for _, l := range lines {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
@@ -62,6 +63,11 @@ func TestBenchJSON(t *testing.T) {
 		if m["median_seconds"].(float64) <= 0 {
 			t.Fatalf("line %q: non-positive median", l)
 		}
+		key := fmt.Sprint(m["bench"], " ", m["shape"], " ", m["backend"], " ", m["dtype"])
+		if seen[key] {
+			t.Fatalf("row %s twice in one run:\n%s", key, out)
+		}
+		seen[key] = true
 		benches[m["bench"].(string)] = true
 		if m["bench"] == "matmul" && m["backend"] == "cpu" {
 			if _, ok := m["ratio_vs_gonum"]; !ok {

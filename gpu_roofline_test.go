@@ -1,7 +1,9 @@
 package ember_test
 
 import (
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/emberml/ember"
 )
@@ -86,6 +88,62 @@ func BenchmarkCUDAConv2d(b *testing.B) {
 		w := ember.RandomDType([]int{64, 64, 3, 3}, ember.Normal(0, 0.1), dt, dev)
 		b.Run(dt.String(), func(b *testing.B) {
 			benchGPU(b, dev, 0, flop, func() *ember.Tensor { return x.Conv2d(w, nil, opts) })
+		})
+	}
+}
+
+// BenchmarkCUDASyncedCalls times the roofline ops one synchronized call
+// at a time, as `ember bench kernels` and PyTorch's peer time them (the
+// op, then Sync), beside the same ops queued back to back: us/call is the
+// synchronized call, queued-us/call the back-to-back one, gc/call the Go
+// collections per synchronized call (the CUDA allocator forces one
+// before growing when enough was allocated since the last, see
+// allocator.go's gcDueLocked). The gap between the two times is the host's
+// cost per call that the queue hides.
+func BenchmarkCUDASyncedCalls(b *testing.B) {
+	dev := cudaDevice(b)
+	opts := ember.ConvOptions{Stride: [2]int{1, 1}, Padding: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
+	xs := ember.RandomDType([]int{16384, 4096}, ember.Normal(0, 1), ember.F32, dev)
+	xm := ember.RandomDType([]int{4096, 1024}, ember.Normal(0, 1), ember.F32, dev)
+	cx := ember.RandomDType([]int{64, 64, 56, 56}, ember.Normal(0, 1), ember.F32, dev)
+	cw := ember.RandomDType([]int{64, 64, 3, 3}, ember.Normal(0, 0.1), ember.F32, dev)
+	sync := func() {
+		if err := dev.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		f    func() *ember.Tensor
+	}{
+		{"softmax_16384x4096", func() *ember.Tensor { return xs.Softmax(1) }},
+		{"softmax_4096x1024", func() *ember.Tensor { return xm.Softmax(1) }},
+		{"sum_16384x4096", func() *ember.Tensor { return xs.Sum() }},
+		{"conv2d_f32", func() *ember.Tensor { return cx.Conv2d(cw, nil, opts) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for range 5 {
+				c.f()
+			}
+			sync()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			gc0 := ms.NumGC
+			b.ResetTimer()
+			for range b.N {
+				c.f()
+				sync()
+			}
+			b.StopTimer()
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N), "us/call")
+			b.ReportMetric(float64(ms.NumGC-gc0)/float64(b.N), "gc/call")
+			t0 := time.Now()
+			for range b.N {
+				c.f()
+			}
+			sync()
+			b.ReportMetric(time.Since(t0).Seconds()*1e6/float64(b.N), "queued-us/call")
 		})
 	}
 }

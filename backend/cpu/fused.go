@@ -180,6 +180,7 @@ const (
 	opWhere              // dst ← c ? a : b
 	opCast               // dst ← a converted to dst's class
 	opGelu               // dst ← a·((erf(a·b) + c)·d), F32, b, c, d constants (fused_gelu.go)
+	opCmpSel             // dst ← (c sub d) ? a : b, F32, c a vector, d uniform (fused_cmpsel.go)
 )
 
 // fstep is one loop of a plan.
@@ -191,16 +192,18 @@ type fstep struct {
 }
 
 // reads returns the operands the step reads and how many there are.
-func (st *fstep) reads() ([3]*fref, int) {
+func (st *fstep) reads() ([4]*fref, int) {
 	switch st.op {
 	case opGather:
-		return [3]*fref{}, 0
+		return [4]*fref{}, 0
 	case opBinary, opCompare, opLogic:
-		return [3]*fref{&st.a, &st.b}, 2
+		return [4]*fref{&st.a, &st.b}, 2
 	case opWhere:
-		return [3]*fref{&st.c, &st.a, &st.b}, 3
+		return [4]*fref{&st.c, &st.a, &st.b}, 3
+	case opCmpSel:
+		return [4]*fref{&st.c, &st.d, &st.a, &st.b}, 4
 	}
-	return [3]*fref{&st.a}, 1
+	return [4]*fref{&st.a}, 1
 }
 
 // fbank holds a plan's data of one storage class. The arrays give the
@@ -324,6 +327,7 @@ func compileFused(p *ir.FusedProgram, inputs []backend.Tensor) (*fplan, bool) {
 		}
 	}
 	c.fuseGelu()
+	c.fuseCmpSel()
 	c.allocSlots()
 	pl.plan()
 	return pl, true
@@ -546,8 +550,11 @@ func (c *compiler) emit(st fstep, cls fcls, dst *fref) (fref, bool, bool) {
 	if uniform {
 		return c.pl.fold(st, cls), false, true
 	}
+	runs := c.runsOperand(&st)
 	for _, r := range refs[:k] {
-		*r = c.use(*r)
+		if r != runs {
+			*r = c.use(*r)
+		}
 	}
 	wrote := dst != nil
 	if wrote {
@@ -690,7 +697,7 @@ func (c *compiler) allocSlots() {
 	for i := range pl.steps {
 		st := &pl.steps[i]
 		refs, k := st.reads()
-		var done [3]int32
+		var done [4]int32
 		nd := 0
 		for _, r := range refs[:k] {
 			if r.src != srcSlot {

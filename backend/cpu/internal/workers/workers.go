@@ -74,9 +74,18 @@ type taskPanic struct{ value any }
 // spinFor is how long an idle worker, or a caller waiting for the last
 // tasks of its call, polls before blocking. Blocking parks the OS thread,
 // and waking a parked thread (on virtual machines, an idle virtual CPU)
-// costs tens of microseconds, as much as a whole small product; back-to-back
-// parallel calls, as in a blocked matrix product, find the pool awake.
-const spinFor = 50 * time.Microsecond
+// costs tens to hundreds of microseconds, as much as a whole small
+// product; back-to-back parallel calls, as in a blocked matrix product,
+// find the pool awake. The gaps between the parallel calls of an eager
+// training step (autodiff bookkeeping, the optimizer's small ops, queueing
+// fused ops) are mostly under 400 µs: in the MNIST CNN's step about 16
+// calls, of whose gaps a third were 50–200 µs and one in fifteen 200–400
+// µs, so a 50 µs spin parked and woke the pool about five times a step
+// (the step took 11.0–11.4 ms against 9.3–9.9 ms with 300 µs, less CPU
+// time too). Longer spins (1–2 ms, which span the allocator's collections)
+// measured no better: a spinning worker holds the processor the
+// collector's mark workers would use.
+const spinFor = 300 * time.Microsecond
 
 // worker runs jobs from the queue until the pool is closed.
 func (p *pool) worker() {

@@ -121,6 +121,33 @@ func (pl *fplan) plan() {
 		pl.nt = true
 		pl.f32.slots++
 	}
+	pl.blk = pl.blockLen()
+}
+
+// blockLen returns the block length of the plan: fusedBlock, or a longer
+// one (a power of two, at most fusedBlockMax) for plans without
+// transcendental steps whose scratch buffers stay within
+// fusedScratchBytes; never more than the plan's size.
+func (pl *fplan) blockLen() int {
+	blk := fusedBlock
+	if pl.gs < 0 && !pl.hasSlowStep() {
+		perElem := 4*pl.f32.slots + 8*pl.f64.slots + pl.b.slots
+		for blk < fusedBlockMax && 2*blk*perElem <= fusedScratchBytes {
+			blk *= 2
+		}
+	}
+	return max(1, min(blk, pl.n))
+}
+
+// hasSlowStep reports whether a step of the plan is a transcendental
+// unary op.
+func (pl *fplan) hasSlowStep() bool {
+	for i := range pl.steps {
+		if st := &pl.steps[i]; st.op == opUnary && slowUnary(backend.UnaryOp(st.sub)) {
+			return true
+		}
+	}
+	return false
 }
 
 // slowUnary reports whether op is a transcendental function, which takes

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/emberml/ember/backend"
+	"github.com/emberml/ember/backend/cpu/internal/workers"
 )
 
 // The allocator recycles the output buffers of the backend's kernels.
@@ -271,6 +272,7 @@ func (p *pool[T]) makeRoom(c int, bytes uint64) []T {
 			return nil
 		}
 		p.l.a.forcedGC.Add(1)
+		workers.Park()
 		runtime.GC()
 		for range 100 {
 			runtime.Gosched()
@@ -402,6 +404,7 @@ func (p *pool[T]) reclaim(c int) []T {
 	}
 	defer a.reclaiming.Store(false)
 	a.forcedGC.Add(1)
+	workers.Park()
 	runtime.GC()
 	var buf []T
 	last, stable := a.live.Load(), 0

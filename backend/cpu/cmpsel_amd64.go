@@ -83,3 +83,71 @@ func selectF32Vec(o []float32, c []bool, as []float32, ax float32, aScalar bool,
 	selectF32AVX2(&o[0], &c[0], pa, sa, pb, sb, m)
 	return m
 }
+
+// The AVX2 compare-and-select loops of cmpsel_amd64.s: o[i] = a[i] op s ?
+// x[i] : y[i], x and y advancing xstep and ystep bytes per 8 elements (0:
+// 8 copies of a scalar); n is a multiple of 8.
+
+//go:noescape
+func cmpSelEqF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+
+//go:noescape
+func cmpSelNeF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+
+//go:noescape
+func cmpSelLtF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+
+//go:noescape
+func cmpSelLeF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+
+//go:noescape
+func cmpSelGtF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+
+//go:noescape
+func cmpSelGeF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+
+// cmpSelF32Vec does the bulk of cmpSelF32 on AVX2 and returns how many
+// elements it did.
+func cmpSelF32Vec(op backend.BinaryOp, o, a []float32, s float32, xs []float32, xv float32, xScalar bool, ys []float32, yv float32, yScalar bool) int {
+	m := vecLen(len(o))
+	if m == 0 {
+		return 0
+	}
+	_ = a[m-1]
+	var xbuf, ybuf [8]float32
+	px, sx := &xbuf[0], 0
+	if xScalar {
+		for i := range xbuf {
+			xbuf[i] = xv
+		}
+	} else {
+		_ = xs[m-1]
+		px, sx = &xs[0], 32
+	}
+	py, sy := &ybuf[0], 0
+	if yScalar {
+		for i := range ybuf {
+			ybuf[i] = yv
+		}
+	} else {
+		_ = ys[m-1]
+		py, sy = &ys[0], 32
+	}
+	switch op {
+	case backend.OpEq:
+		cmpSelEqF32(&o[0], &a[0], s, px, sx, py, sy, m)
+	case backend.OpNe:
+		cmpSelNeF32(&o[0], &a[0], s, px, sx, py, sy, m)
+	case backend.OpLt:
+		cmpSelLtF32(&o[0], &a[0], s, px, sx, py, sy, m)
+	case backend.OpLe:
+		cmpSelLeF32(&o[0], &a[0], s, px, sx, py, sy, m)
+	case backend.OpGt:
+		cmpSelGtF32(&o[0], &a[0], s, px, sx, py, sy, m)
+	case backend.OpGe:
+		cmpSelGeF32(&o[0], &a[0], s, px, sx, py, sy, m)
+	default:
+		return 0
+	}
+	return m
+}

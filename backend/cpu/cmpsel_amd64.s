@@ -2,6 +2,38 @@
 
 #include "textflag.h"
 
+// CMPSEL(PRED, LOOP, DONE) is the body of the cmpSel*F32 loops:
+// o[i] = a[i] PRED s ? x[i] : y[i], 8 elements an iteration, x and y
+// advancing xstep and ystep bytes per 8 elements (0: a repeated scalar).
+// VBLENDVPS takes each lane's bits from one branch unchanged.
+#define CMPSEL(PRED, LOOP, DONE) \
+	MOVQ         o+0(FP), DI; \
+	MOVQ         a+8(FP), SI; \
+	VBROADCASTSS s+16(FP), Y5; \
+	MOVQ         x+24(FP), AX; \
+	MOVQ         xstep+32(FP), R8; \
+	MOVQ         y+40(FP), BX; \
+	MOVQ         ystep+48(FP), R9; \
+	MOVQ         n+56(FP), CX; \
+	SHRQ         $3, CX; \
+	JZ           DONE; \
+LOOP:; \
+	VMOVUPS      (SI), Y0; \
+	VCMPPS       PRED, Y5, Y0, Y0; \
+	VMOVUPS      (AX), Y1; \
+	VMOVUPS      (BX), Y2; \
+	VBLENDVPS    Y0, Y1, Y2, Y3; \
+	VMOVUPS      Y3, (DI); \
+	ADDQ         $32, SI; \
+	ADDQ         $32, DI; \
+	ADDQ         R8, AX; \
+	ADDQ         R9, BX; \
+	DECQ         CX; \
+	JNZ          LOOP; \
+DONE:; \
+	VZEROUPPER; \
+	RET
+
 // Comparisons of float32 vectors with a scalar into Go bools (bytes 0 or
 // 1), and the float32 select on a bool mask: n elements (a multiple of
 // 16), AVX2. Ordered predicates, quiet (NaN compares false, and true for
@@ -223,3 +255,27 @@ selloop:
 seldone:
 	VZEROUPPER
 	RET
+
+// func cmpSelEqF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+TEXT ·cmpSelEqF32(SB), NOSPLIT, $0-64
+	CMPSEL($0x0, cseqloop, cseqdone)
+
+// func cmpSelNeF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+TEXT ·cmpSelNeF32(SB), NOSPLIT, $0-64
+	CMPSEL($0x4, csneloop, csnedone)
+
+// func cmpSelLtF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+TEXT ·cmpSelLtF32(SB), NOSPLIT, $0-64
+	CMPSEL($0x11, csltloop, csltdone)
+
+// func cmpSelLeF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+TEXT ·cmpSelLeF32(SB), NOSPLIT, $0-64
+	CMPSEL($0x12, csleloop, csledone)
+
+// func cmpSelGtF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+TEXT ·cmpSelGtF32(SB), NOSPLIT, $0-64
+	CMPSEL($0x1e, csgtloop, csgtdone)
+
+// func cmpSelGeF32(o, a *float32, s float32, x *float32, xstep int, y *float32, ystep int, n int)
+TEXT ·cmpSelGeF32(SB), NOSPLIT, $0-64
+	CMPSEL($0x1d, csgeloop, csgedone)

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -108,4 +109,43 @@ func BenchmarkFusedChainOverlap(b *testing.B) {
 	}
 	benchInterleaved(b, []string{"both", "prefetch", "stream", "neither"},
 		[]func(){run(true, true), run(true, false), run(false, true), run(false, false)})
+}
+
+// biasReluProgram is the program the fusion decorator builds for a
+// convolution's bias add and ReLU over y of shape [N, C, H, W] with bias
+// b of shape [1, C, 1, 1]: relu(y + b) = where(y + b <= 0, 0, y + b), and
+// with grad, the gradient where(y + b <= 0, 0, grad) that the backward pass
+// recomputes from y instead of storing a mask.
+func biasReluProgram(shape []int, grad bool) *ir.FusedProgram {
+	var b fusedBuilder
+	b.p.Shape = shape
+	y := b.input(ir.F32, shape)
+	bias := b.input(ir.F32, []int{1, shape[1], 1, 1})
+	t := b.binary(ir.OpAdd, y, bias)
+	mask := b.binary(ir.OpLe, t, b.full(ir.F32, 0))
+	val := t
+	if grad {
+		val = b.input(ir.F32, shape)
+	}
+	out := b.where(mask, b.full(ir.F32, 0), val)
+	b.p.Outputs = []int{out.Index()}
+	return &b.p
+}
+
+// BenchmarkFusedBiasRelu runs the bias-add-and-ReLU programs of the MNIST
+// CNN's two convolutions (forward and gradient, batch 64) fused and op by
+// op.
+func BenchmarkFusedBiasRelu(b *testing.B) {
+	be := newTestBackend()
+	for _, shape := range [][]int{{64, 32, 24, 24}, {64, 64, 8, 8}} {
+		for _, grad := range []bool{false, true} {
+			name := fmt.Sprintf("%dx%dx%dx%d/fwd", shape[0], shape[1], shape[2], shape[3])
+			ins := []backend.Tensor{randTensor(be, shape, 1), randTensor(be, []int{1, shape[1], 1, 1}, 2)}
+			if grad {
+				name = name[:len(name)-3] + "grad"
+				ins = append(ins, randTensor(be, shape, 3))
+			}
+			b.Run(name, func(b *testing.B) { benchFused(b, biasReluProgram(shape, grad), ins) })
+		}
+	}
 }

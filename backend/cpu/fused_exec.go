@@ -121,6 +121,33 @@ func (pl *fplan) plan() {
 		pl.nt = true
 		pl.f32.slots++
 	}
+	pl.blk = pl.blockLen()
+}
+
+// blockLen returns the block length of the plan: fusedBlock, or a longer
+// one (a power of two, at most fusedBlockMax) for plans without
+// transcendental steps whose scratch buffers stay within
+// fusedScratchBytes; never more than the plan's size.
+func (pl *fplan) blockLen() int {
+	blk := fusedBlock
+	if pl.gs < 0 && !pl.hasSlowStep() {
+		perElem := 4*pl.f32.slots + 8*pl.f64.slots + pl.b.slots
+		for blk < fusedBlockMax && 2*blk*perElem <= fusedScratchBytes {
+			blk *= 2
+		}
+	}
+	return max(1, min(blk, pl.n))
+}
+
+// hasSlowStep reports whether a step of the plan is a transcendental
+// unary op.
+func (pl *fplan) hasSlowStep() bool {
+	for i := range pl.steps {
+		if st := &pl.steps[i]; st.op == opUnary && slowUnary(backend.UnaryOp(st.sub)) {
+			return true
+		}
+	}
+	return false
 }
 
 // slowUnary reports whether op is a transcendental function, which takes
@@ -236,9 +263,16 @@ func (pl *fplan) exec(e *fenv, st *fstep, lo, hi int) {
 	case opUnary:
 		pl.unaryPart(e, st, lo, hi, 0, hi-lo)
 	case opBinary:
-		if st.dst.cls == clsF32 {
+		switch {
+		case st.a.src == srcGath || st.b.src == srcGath:
+			if st.dst.cls == clsF32 {
+				binaryRuns(l32, st, lo, hi, binary32)
+			} else {
+				binaryRuns(l64, st, lo, hi, binaryT[float64])
+			}
+		case st.dst.cls == clsF32:
 			binaryStep32(l32, st, lo, hi)
-		} else {
+		default:
 			binaryStep(l64, st, lo, hi)
 		}
 	case opCompare:
@@ -266,6 +300,11 @@ func (pl *fplan) exec(e *fenv, st *fstep, lo, hi int) {
 		castStep(l32, l64, lb, st, lo, hi)
 	case opGelu:
 		pl.geluPart(e, st, lo, hi, 0, hi-lo)
+	case opCmpSel:
+		o := l32.vec(st.dst, lo, hi)
+		xs, xv, xScalar := l32.get(st.a, lo, hi)
+		ys, yv, yScalar := l32.get(st.b, lo, hi)
+		cmpSelF32(backend.BinaryOp(st.sub), o, l32.vec(st.c, lo, hi), pl.f32.consts[st.d.idx], xs, xv, xScalar, ys, yv, yScalar)
 	}
 }
 
@@ -306,10 +345,14 @@ func copyStep[T any](l lane[T], st *fstep, lo, hi int) {
 // binaryStep32 runs a float32 arithmetic step on the float32 loops of the
 // binary kernel and their AVX forms (fused_amd64.s).
 func binaryStep32(l lane[float32], st *fstep, lo, hi int) {
-	op := backend.BinaryOp(st.sub)
-	o := l.vec(st.dst, lo, hi)
 	as, ax, aScalar := l.get(st.a, lo, hi)
 	bs, bx, bScalar := l.get(st.b, lo, hi)
+	binary32(backend.BinaryOp(st.sub), l.vec(st.dst, lo, hi), as, ax, aScalar, bs, bx, bScalar)
+}
+
+// binary32 sets o = a op b for float32 operands, each a slice of o's
+// length or (scalar true) one value, as binaryStep32 does.
+func binary32(op backend.BinaryOp, o, as []float32, ax float32, aScalar bool, bs []float32, bx float32, bScalar bool) {
 	if !fastArith(op) {
 		binarySlow(op, o, as, ax, aScalar, bs, bx, bScalar)
 		return
@@ -328,10 +371,14 @@ func binaryStep32(l lane[float32], st *fstep, lo, hi int) {
 
 // binaryStep runs a float arithmetic step of element type T.
 func binaryStep[T float](l lane[T], st *fstep, lo, hi int) {
-	op := backend.BinaryOp(st.sub)
-	o := l.vec(st.dst, lo, hi)
 	as, ax, aScalar := l.get(st.a, lo, hi)
 	bs, bx, bScalar := l.get(st.b, lo, hi)
+	binaryT(backend.BinaryOp(st.sub), l.vec(st.dst, lo, hi), as, ax, aScalar, bs, bx, bScalar)
+}
+
+// binaryT sets o = a op b for operands of element type T, each a slice
+// of o's length or (scalar true) one value, as binaryStep does.
+func binaryT[T float](op backend.BinaryOp, o, as []T, ax T, aScalar bool, bs []T, bx T, bScalar bool) {
 	if !fastArith(op) {
 		binarySlow(op, o, as, ax, aScalar, bs, bx, bScalar)
 		return

@@ -20,7 +20,10 @@ const workerCountEnv = "EMBER_CPU_TEST_WORKER_COUNT_CHILD"
 // workerCountResults hashes the bits of the results of kernels whose work
 // is split over the worker pool and summed in parts: the weight gradient
 // outside the direct path (float64; float32 with a stride of 2), and the
-// float32 sum of a whole vector between serialElems and a few chunks long.
+// float32 sum of a whole vector between serialElems and a few chunks long;
+// and of kernels whose preparation is split (the Winograd conv2d and
+// conv_transpose2d, kernels transformed in parts) or whose blocks are (a
+// fused bias add and ReLU, its bias read run by run).
 func workerCountResults(t *testing.T) string {
 	be := newTestBackend()
 	o := backend.ConvOptions{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1, Padding: [2]int{2, 2}}
@@ -29,8 +32,18 @@ func workerCountResults(t *testing.T) string {
 	g := randTensor(be, []int{12, 16, 16, 16}, 2)
 	g2 := randTensor(be, []int{12, 16, 8, 8}, 3)
 	x64, g64 := ir.Cast(be, x, backend.F64), ir.Cast(be, g, backend.F64)
+	o0 := backend.ConvOptions{Stride: [2]int{1, 1}, Dilation: [2]int{1, 1}, Groups: 1}
+	xw, ww, gw := randTensor(be, []int{8, 32, 12, 12}, 5), randTensor(be, []int{64, 32, 5, 5}, 6), randTensor(be, []int{8, 64, 8, 8}, 7)
+	yshape := []int{16, 32, 24, 24}
+	relu, ok := be.ExecFused(biasReluProgram(yshape, false), []backend.Tensor{randTensor(be, yshape, 8), randTensor(be, []int{1, 32, 1, 1}, 9)})
+	if !ok {
+		t.Fatal("the bias and ReLU program was declined")
+	}
 	h := fnv.New64a()
 	for _, r := range []backend.Tensor{
+		ir.Conv2d(be, xw, ww, o0),
+		ir.ConvTranspose2d(be, gw, ww, o0),
+		relu[0],
 		conv2dWeightGrad(be, x64, g64, [4]int{16, 16, 5, 5}, o),
 		conv2dWeightGrad(be, x, g2, [4]int{16, 16, 3, 3}, s2),
 		ir.Reduce(be, backend.ReduceSum, randTensor(be, []int{200003}, 4), 0, false),

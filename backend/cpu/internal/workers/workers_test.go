@@ -162,3 +162,35 @@ func TestConcurrentAndNested(t *testing.T) {
 		}
 	})
 }
+
+// TestParkBetweenCalls calls Park while the workers spin after a call and
+// concurrently with calls, and checks that every later call still runs
+// each task exactly once (a worker left blocked for good fails the test by
+// timeout, its invitation never served).
+func TestParkBetweenCalls(t *testing.T) {
+	forEachPool(t, func(t *testing.T, p *pool) {
+		for range 50 {
+			checkEachTaskOnce(t, p, 64)
+			Park()
+			checkEachTaskOnce(t, p, 7)
+		}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					Park()
+				}
+			}
+		}()
+		for range 200 {
+			checkEachTaskOnce(t, p, 33)
+		}
+		close(stop)
+		<-done
+	})
+}

@@ -191,6 +191,7 @@ func compareRange(op backend.BinaryOp, out []bool, a, b *bview[float32], lo, hi 
 	}
 }
 
+// cmp is a op b for the float32 comparisons.
 func cmp(op backend.BinaryOp, a, b float32) bool {
 	switch op {
 	case backend.OpEq:

@@ -190,26 +190,9 @@ func cmpSelF32(op backend.BinaryOp, o, a []float32, s float32, xs []float32, xv 
 		if !yScalar {
 			yb = math.Float32bits(ys[i])
 		}
-		m := -uint32(b2u(compareF32(op, a[i], s)))
+		m := -uint32(b2u(cmp(op, a[i], s)))
 		o[i] = math.Float32frombits(xb&m | yb&^m)
 	}
-}
-
-// compareF32 is a op b for the float32 comparisons.
-func compareF32(op backend.BinaryOp, a, b float32) bool {
-	switch op {
-	case backend.OpEq:
-		return a == b
-	case backend.OpNe:
-		return a != b
-	case backend.OpLt:
-		return a < b
-	case backend.OpLe:
-		return a <= b
-	case backend.OpGt:
-		return a > b
-	}
-	return a >= b
 }
 
 // b2u is 1 for true, 0 for false.

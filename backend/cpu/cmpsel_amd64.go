@@ -53,6 +53,20 @@ func cmpVSF32(op backend.BinaryOp, o []bool, a []float32, s float32) int {
 	return m
 }
 
+// vecOperand returns the pointer and byte step per 8 elements with which
+// the AVX2 loops read an operand over m elements: buf filled with v and
+// step 0 when scalar, else vs (at least m long) and step 32.
+func vecOperand(buf *[8]float32, vs []float32, v float32, scalar bool, m int) (*float32, int) {
+	if scalar {
+		for i := range buf {
+			buf[i] = v
+		}
+		return &buf[0], 0
+	}
+	_ = vs[m-1]
+	return &vs[0], 32
+}
+
 // selectF32Vec does the bulk of selectF32 on AVX2 and returns how many
 // elements it did.
 func selectF32Vec(o []float32, c []bool, as []float32, ax float32, aScalar bool, bs []float32, bx float32, bScalar bool) int {
@@ -62,24 +76,8 @@ func selectF32Vec(o []float32, c []bool, as []float32, ax float32, aScalar bool,
 	}
 	_ = c[m-1]
 	var abuf, bbuf [8]float32
-	pa, sa := &abuf[0], 0
-	if aScalar {
-		for i := range abuf {
-			abuf[i] = ax
-		}
-	} else {
-		_ = as[m-1]
-		pa, sa = &as[0], 32
-	}
-	pb, sb := &bbuf[0], 0
-	if bScalar {
-		for i := range bbuf {
-			bbuf[i] = bx
-		}
-	} else {
-		_ = bs[m-1]
-		pb, sb = &bs[0], 32
-	}
+	pa, sa := vecOperand(&abuf, as, ax, aScalar, m)
+	pb, sb := vecOperand(&bbuf, bs, bx, bScalar, m)
 	selectF32AVX2(&o[0], &c[0], pa, sa, pb, sb, m)
 	return m
 }
@@ -115,24 +113,8 @@ func cmpSelF32Vec(op backend.BinaryOp, o, a []float32, s float32, xs []float32, 
 	}
 	_ = a[m-1]
 	var xbuf, ybuf [8]float32
-	px, sx := &xbuf[0], 0
-	if xScalar {
-		for i := range xbuf {
-			xbuf[i] = xv
-		}
-	} else {
-		_ = xs[m-1]
-		px, sx = &xs[0], 32
-	}
-	py, sy := &ybuf[0], 0
-	if yScalar {
-		for i := range ybuf {
-			ybuf[i] = yv
-		}
-	} else {
-		_ = ys[m-1]
-		py, sy = &ys[0], 32
-	}
+	px, sx := vecOperand(&xbuf, xs, xv, xScalar, m)
+	py, sy := vecOperand(&ybuf, ys, yv, yScalar, m)
 	switch op {
 	case backend.OpEq:
 		cmpSelEqF32(&o[0], &a[0], s, px, sx, py, sy, m)

@@ -45,12 +45,7 @@ func (g *bcastGather[T]) runs(lo, n int, f func(pos, run int, v T)) {
 	} else {
 		idx = buf[:len(g.dims)]
 	}
-	off, rest := g.base, lo
-	for k := len(g.dims) - 1; k >= 0; k-- {
-		idx[k] = rest % g.dims[k]
-		rest /= g.dims[k]
-		off += idx[k] * g.strides[k]
-	}
+	off := g.position(idx, lo)
 	in := len(g.dims) - 1
 	m := g.dims[in]
 	for pos := 0; pos < n; {
@@ -61,15 +56,7 @@ func (g *bcastGather[T]) runs(lo, n int, f func(pos, run int, v T)) {
 			continue
 		}
 		idx[in] = 0
-		for k := in - 1; k >= 0; k-- {
-			idx[k]++
-			off += g.strides[k]
-			if idx[k] < g.dims[k] {
-				break
-			}
-			off -= g.dims[k] * g.strides[k]
-			idx[k] = 0
-		}
+		off = g.nextRow(idx, off)
 	}
 }
 

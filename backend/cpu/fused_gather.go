@@ -70,12 +70,7 @@ func (g *bcastGather[T]) at(o []T, lo int) {
 		}
 		return
 	}
-	off, rest := g.base, lo
-	for k := len(g.dims) - 1; k >= 0; k-- {
-		idx[k] = rest % g.dims[k]
-		rest /= g.dims[k]
-		off += idx[k] * g.strides[k]
-	}
+	off := g.position(idx, lo)
 	in := len(g.dims) - 1
 	n, s := g.dims[in], g.strides[in]
 	for pos := 0; pos < len(o); {
@@ -99,15 +94,7 @@ func (g *bcastGather[T]) at(o []T, lo int) {
 		}
 		idx[in] = 0
 		off -= n * s
-		for k := in - 1; k >= 0; k-- {
-			idx[k]++
-			off += g.strides[k]
-			if idx[k] < g.dims[k] {
-				break
-			}
-			off -= g.dims[k] * g.strides[k]
-			idx[k] = 0
-		}
+		off = g.nextRow(idx, off)
 	}
 }
 
@@ -141,4 +128,32 @@ func transposeInto[T any](dst, src []T, base, rows, cols, rs, cs int) {
 			}
 		}
 	}
+}
+
+// position sets idx to the index of iteration element lo of g and returns
+// its offset in g.data.
+func (g *bcastGather[T]) position(idx []int, lo int) int {
+	off, rest := g.base, lo
+	for k := len(g.dims) - 1; k >= 0; k-- {
+		idx[k] = rest % g.dims[k]
+		rest /= g.dims[k]
+		off += idx[k] * g.strides[k]
+	}
+	return off
+}
+
+// nextRow moves idx, whose innermost index has just been reset to 0, and
+// off to the start of the next run of the innermost axis: the outer
+// indices advance as an odometer. It returns the new offset.
+func (g *bcastGather[T]) nextRow(idx []int, off int) int {
+	for k := len(g.dims) - 2; k >= 0; k-- {
+		idx[k]++
+		off += g.strides[k]
+		if idx[k] < g.dims[k] {
+			break
+		}
+		off -= g.dims[k] * g.strides[k]
+		idx[k] = 0
+	}
+	return off
 }
